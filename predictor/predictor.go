@@ -1,0 +1,129 @@
+// Package predictor predicts how long a job will run from accounting history.
+// Predictions enter the policies through the Predictor interface; this file
+// holds the interface and the simple predictors (oracle, time limit, running
+// mean of the job's group).
+package predictor
+
+import (
+	"github.com/asrpt/asrpt/job"
+)
+
+// Estimate is a predicted run time.
+type Estimate struct {
+	// Seconds is the predicted run time at the job's reference placement
+	// (for profiled jobs: predicted iterations · α_min), in seconds, > 0.
+	Seconds float64
+	// Known is false when nothing like the job has been seen before; Seconds
+	// then holds the predictor's fallback guess (nearest known group, then
+	// the time limit).
+	Known bool
+}
+
+// Predictor predicts run times. Implementations are deterministic: the same
+// sequence of calls gives the same answers. Not safe for concurrent use
+// unless an implementation says so.
+type Predictor interface {
+	// Name is the registry name (oracle, limit, mean, forest).
+	Name() string
+	// Predict returns the estimate for j, which has not finished yet. It
+	// uses only what is known at submit time and what Observe was given.
+	Predict(j *job.Job) Estimate
+	// Observe adds a finished job to the history; end is its end time in
+	// Unix seconds and j.RunTime its true run time.
+	Observe(j *job.Job, end float64)
+}
+
+// DefaultLimit is the run time in seconds assumed for a job with neither
+// history nor a time limit (one day).
+const DefaultLimit = 86400
+
+// Oracle predicts each job's true run time (perfect predictions).
+type Oracle struct{}
+
+// Name implements Predictor.
+func (Oracle) Name() string { return "oracle" }
+
+// Predict implements Predictor.
+func (Oracle) Predict(j *job.Job) Estimate { return Estimate{Seconds: positive(j.RunTime), Known: true} }
+
+// Observe implements Predictor.
+func (Oracle) Observe(*job.Job, float64) {}
+
+// Limit predicts the user's time limit, as Slurm's backfill does.
+type Limit struct{}
+
+// Name implements Predictor.
+func (Limit) Name() string { return "limit" }
+
+// Predict implements Predictor. A job without a limit gets DefaultLimit.
+func (Limit) Predict(j *job.Job) Estimate {
+	if j.TimeLimit > 0 {
+		return Estimate{Seconds: j.TimeLimit, Known: true}
+	}
+	return Estimate{Seconds: DefaultLimit, Known: false}
+}
+
+// Observe implements Predictor.
+func (Limit) Observe(*job.Job, float64) {}
+
+// positive keeps run times strictly positive so that virtual sizes are.
+func positive(s float64) float64 {
+	if s < 1 {
+		return 1
+	}
+	return s
+}
+
+type meanAcc struct {
+	sum float64
+	n   int
+}
+
+func (m *meanAcc) add(x float64) { m.sum += x; m.n++ }
+func (m *meanAcc) mean() float64 { return m.sum / float64(m.n) }
+
+// Mean predicts the running mean run time of the job's (user, name) group;
+// for an unseen group it falls back to the user's mean, then the time limit,
+// then DefaultLimit, and reports Known = false.
+type Mean struct {
+	group map[[2]string]*meanAcc
+	user  map[string]*meanAcc
+}
+
+// NewMean returns an empty running-mean predictor.
+func NewMean() *Mean {
+	return &Mean{group: map[[2]string]*meanAcc{}, user: map[string]*meanAcc{}}
+}
+
+// Name implements Predictor.
+func (*Mean) Name() string { return "mean" }
+
+// Predict implements Predictor.
+func (m *Mean) Predict(j *job.Job) Estimate {
+	if a := m.group[[2]string{j.User, j.Name}]; a != nil {
+		return Estimate{Seconds: positive(a.mean()), Known: true}
+	}
+	if a := m.user[j.User]; a != nil {
+		return Estimate{Seconds: positive(a.mean())}
+	}
+	return Limit{}.Predict(j).unknown()
+}
+
+// Observe implements Predictor.
+func (m *Mean) Observe(j *job.Job, _ float64) {
+	k := [2]string{j.User, j.Name}
+	a := m.group[k]
+	if a == nil {
+		a = &meanAcc{}
+		m.group[k] = a
+	}
+	a.add(j.RunTime)
+	u := m.user[j.User]
+	if u == nil {
+		u = &meanAcc{}
+		m.user[j.User] = u
+	}
+	u.add(j.RunTime)
+}
+
+func (e Estimate) unknown() Estimate { e.Known = false; return e }
