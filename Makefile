@@ -1,0 +1,40 @@
+# asrpt — build, test and benchmark targets. `make check` is the full test
+# suite that CI runs (.ci/run): static checks, unit tests with the race
+# detector, and the integration suite against real Slurm labs.
+
+GO      ?= go
+LAB     ?= 22.05
+PKGS    := ./...
+
+.PHONY: all build check static test race integration bench lab-up lab-down fuzz
+
+all: build
+
+build:
+	$(GO) build ./...
+	CGO_ENABLED=0 $(GO) build ./...
+
+static:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+
+test:
+	$(GO) test $(PKGS)
+
+race:
+	$(GO) test -race $(PKGS)
+
+check: static build race integration
+
+integration:
+	bash test/slurmlab/integration.sh
+
+lab-up:
+	bash test/slurmlab/lab.sh up $(LAB)
+
+lab-down:
+	bash test/slurmlab/lab.sh down $(LAB)
+
+bench:
+	bash test/bench/run.sh
