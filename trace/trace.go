@@ -1,0 +1,291 @@
+// Package trace reads and writes workloads: the project's native trace format
+// (CSV and JSON Lines, see FORMAT.md), Slurm accounting as `sacct -P` prints
+// it, and the Helios/Philly excerpt CSV; and it generates realistic synthetic
+// workloads (see GENERATOR.md).
+//
+// Every reader returns jobs sorted by submit time, then job id, and reports a
+// malformed row as a *ParseError naming the file, the line and the field.
+// Readers never look at the clock: times come from the trace.
+package trace
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// Format names a trace format.
+type Format string
+
+// The trace formats.
+const (
+	// Native is the project's own format, CSV or JSON Lines (FORMAT.md).
+	Native Format = "native"
+	// Sacct is the output of `sacct -P` with a header line.
+	Sacct Format = "sacct"
+	// Helios is the Helios/Philly excerpt CSV
+	// (u_id,user,gpu_num,cpu_num,node_num,interval,run_time,wall_time,new_status).
+	Helios Format = "helios"
+)
+
+// Formats lists the formats in the order help texts show them.
+var Formats = []Format{Native, Sacct, Helios}
+
+// Errors a caller may test for with errors.Is.
+var (
+	// ErrEmpty is returned when a trace holds no usable job (no rows, or
+	// every row skipped).
+	ErrEmpty = errors.New("trace: no jobs")
+	// ErrFormat is returned for an unknown format name.
+	ErrFormat = errors.New("trace: unknown format")
+	// ErrHeader is returned when the header line is missing, repeats a
+	// column, names an unknown column (native format) or lacks a required one.
+	ErrHeader = errors.New("trace: bad header")
+	// ErrValue is wrapped by a ParseError whose field holds a value out of
+	// range (zero or negative GPUs or run time, a negative time limit, ...).
+	ErrValue = errors.New("value out of range")
+)
+
+// MaxGPUs is the largest GPU count a trace row may carry; larger counts are
+// rejected as malformed so that no later product of GPUs and seconds
+// overflows. Jobs larger than the cluster but below this are kept: excluding
+// them is the simulator's business.
+const MaxGPUs = 1 << 24
+
+// ParseFormat returns the format named s (native, sacct or helios; case
+// does not matter). An unknown name gives an error wrapping ErrFormat.
+func ParseFormat(s string) (Format, error) {
+	f := Format(strings.ToLower(strings.TrimSpace(s)))
+	if slices.Contains(Formats, f) {
+		return f, nil
+	}
+	return "", fmt.Errorf("%w %q (want native, sacct or helios)", ErrFormat, s)
+}
+
+// ParseError is a malformed row or header: File and Line locate it (lines
+// count from 1, the header being line 1), Field names the column ("" when the
+// row as a whole is wrong) and Err says what is wrong.
+type ParseError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *ParseError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: field %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Options adjusts how a trace is read. The zero value is the default.
+type Options struct {
+	// Location is the time zone of sacct's local times (Submit, Start,
+	// End without an offset); nil means UTC.
+	Location *time.Location
+	// Delimiter separates sacct fields; 0 means '|' (sacct -P). Use it with
+	// `sacct --parsable2 --delimiter=...` when job names contain '|'.
+	Delimiter rune
+}
+
+// Stats counts what a reader did with the rows of a trace.
+type Stats struct {
+	// Rows is the number of data rows read (header and blank lines not counted).
+	Rows int
+	// Jobs is the number of jobs returned.
+	Jobs int
+	// Steps counts sacct job-step rows (123.batch, 123.0, 123.extern) skipped.
+	Steps int
+	// NoGPU counts jobs skipped because they use no GPU (CPU jobs).
+	NoGPU int
+	// Unfinished counts sacct jobs skipped because they were still pending
+	// or running (no end time).
+	Unfinished int
+	// NotRun counts jobs skipped because their run time is zero (cancelled
+	// before they started). The native format rejects these instead.
+	NotRun int
+	// Duplicates counts sacct rows whose job id had been seen before; the
+	// last row of an id wins (as plain sacct shows only the last attempt).
+	Duplicates int
+}
+
+// Skipped returns the number of rows read but not returned as jobs.
+func (s Stats) Skipped() int { return s.Rows - s.Jobs }
+
+func (s Stats) String() string {
+	return fmt.Sprintf("%d rows, %d jobs; skipped: %d job steps, %d without GPUs, %d unfinished, %d never ran, %d duplicates",
+		s.Rows, s.Jobs, s.Steps, s.NoGPU, s.Unfinished, s.NotRun, s.Duplicates)
+}
+
+// ReadFile reads the whole trace at path in format f with default options.
+// Native detects CSV or JSON Lines by the file extension (.csv, .jsonl,
+// .ndjson, .json) or else by content. A name ending in .gz is decompressed.
+// The jobs come sorted by (Submit, ID), stably.
+func ReadFile(path string, f Format) ([]job.Job, error) {
+	jobs, _, err := ReadFileStats(path, f, Options{})
+	return jobs, err
+}
+
+// ReadFileStats is ReadFile with options, also returning what was skipped.
+func ReadFileStats(path string, f Format, opt Options) ([]job.Job, Stats, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("trace: %w", err)
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	name := path
+	if strings.HasSuffix(strings.ToLower(path), ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil, Stats{}, fmt.Errorf("trace: %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	return ReadStats(r, name, f, opt)
+}
+
+// Read reads a whole trace from r; name is used in errors and, for Native,
+// to choose CSV or JSON Lines by its extension.
+func Read(r io.Reader, name string, f Format) ([]job.Job, error) {
+	jobs, _, err := ReadStats(r, name, f, Options{})
+	return jobs, err
+}
+
+// ReadStats is Read with options, also returning what was skipped. The
+// error wraps ErrEmpty when no job is left, *ParseError for a malformed row,
+// ErrHeader for a bad header and ErrFormat for an unknown format.
+func ReadStats(r io.Reader, name string, f Format, opt Options) ([]job.Job, Stats, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	var (
+		jobs []job.Job
+		st   Stats
+		err  error
+	)
+	switch f {
+	case Native:
+		if isJSONL(name, br) {
+			jobs, st, err = readJSONL(br, name)
+		} else {
+			jobs, st, err = readNativeCSV(br, name)
+		}
+	case Sacct:
+		jobs, st, err = readSacct(br, name, opt)
+	case Helios:
+		jobs, st, err = readHelios(br, name)
+	default:
+		_, err = ParseFormat(string(f))
+		return nil, Stats{}, err
+	}
+	if err != nil {
+		return nil, st, err
+	}
+	st.Jobs = len(jobs)
+	if len(jobs) == 0 {
+		return nil, st, fmt.Errorf("%s: %w (%v)", name, ErrEmpty, st)
+	}
+	Sort(jobs)
+	return jobs, st, nil
+}
+
+// isJSONL decides between the native CSV and JSON Lines forms: by the
+// extension of name if it has a known one, else by whether the first
+// non-blank byte is '{'.
+func isJSONL(name string, br *bufio.Reader) bool {
+	n := strings.TrimSuffix(strings.ToLower(name), ".gz")
+	switch {
+	case strings.HasSuffix(n, ".csv"):
+		return false
+	case strings.HasSuffix(n, ".jsonl"), strings.HasSuffix(n, ".ndjson"), strings.HasSuffix(n, ".json"):
+		return true
+	}
+	for i := 1; ; i++ {
+		b, err := br.Peek(i)
+		if len(b) < i || err != nil {
+			return false
+		}
+		switch b[i-1] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '\xef', '\xbb', '\xbf': // UTF-8 byte order mark
+			continue
+		}
+		return b[i-1] == '{'
+	}
+}
+
+// Sort orders jobs by submit time, then by job id in natural order (digit
+// runs compared as numbers, so "9" < "10" and "123_4" < "123_10"); stable.
+func Sort(jobs []job.Job) {
+	slices.SortStableFunc(jobs, func(a, b job.Job) int {
+		if a.Submit != b.Submit {
+			if a.Submit < b.Submit {
+				return -1
+			}
+			return 1
+		}
+		return CompareIDs(a.ID, b.ID)
+	})
+}
+
+// CompareIDs compares two job ids in natural order: runs of decimal digits
+// compare by numeric value, everything else byte by byte. It returns -1, 0
+// or +1.
+func CompareIDs(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return cmpInt(len(na), len(nb))
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			if da != db { // same value, fewer leading zeros first
+				return cmpInt(da, db)
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmpInt(int(a[0]), int(b[0]))
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmpInt(len(a), len(b))
+}
+
+func digitRun(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
