@@ -1,0 +1,68 @@
+package slurmclient
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// acctJob is an accounting record in version-neutral form.
+type acctJob struct {
+	ID, Name, User, Account, Partition, QOS, State string
+	Submit, Start, End, Elapsed                    int64 // Unix seconds; Elapsed in seconds
+	LimitMin                                       int64 // minutes
+	LimitSet                                       bool
+	GPUs, Nodes                                    int
+}
+
+// addTres records the GPU and node counts of one allocated TRES entry.
+func (a *acctJob) addTres(typ, name string, count int64) {
+	switch {
+	case typ == "gres" && name == "gpu":
+		a.GPUs = int(count)
+	case typ == "node":
+		a.Nodes = int(count)
+	}
+}
+
+// finishAccounting keeps finished jobs that ended in [from, to), converts
+// them to job.Job, and orders them by end time then id.
+func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
+	slices.SortFunc(in, func(a, b acctJob) int {
+		if a.End != b.End {
+			return int(a.End - b.End)
+		}
+		if len(a.ID) != len(b.ID) {
+			return len(a.ID) - len(b.ID)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	out := []job.Job{}
+	for _, a := range in {
+		st := strings.ToUpper(strings.TrimSpace(a.State))
+		if a.End <= 0 || st == "" || st == "PENDING" || st == "RUNNING" || st == "REQUEUED" || st == "SUSPENDED" {
+			continue
+		}
+		end := time.Unix(a.End, 0)
+		if end.Before(from) || !end.Before(to) {
+			continue
+		}
+		j := job.Job{
+			ID: a.ID, Submit: float64(a.Submit), User: a.User, Name: a.Name, Account: a.Account,
+			Partition: a.Partition, QOS: a.QOS, GPUs: a.GPUs, Nodes: a.Nodes, State: st,
+		}
+		switch {
+		case a.Elapsed > 0:
+			j.RunTime = float64(a.Elapsed)
+		case a.Start > 0 && a.End > a.Start:
+			j.RunTime = float64(a.End - a.Start)
+		}
+		if a.LimitSet && a.LimitMin > 0 && a.LimitMin < 0xFFFFFFFE {
+			j.TimeLimit = float64(a.LimitMin * 60)
+		}
+		out = append(out, j)
+	}
+	return out
+}

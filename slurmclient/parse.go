@@ -1,0 +1,323 @@
+package slurmclient
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxHosts bounds a hostlist expansion, so a hostile "n[0-999999999]" cannot
+// exhaust memory.
+const maxHosts = 1 << 16
+
+var errHostlist = errors.New("bad hostlist")
+
+// expandHostlist expands a Slurm hostlist ("node[1-3,5],gpu01") into names,
+// in order. An empty string is an empty list.
+func expandHostlist(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "(null)" {
+		return nil, nil
+	}
+	var out []string
+	for _, part := range splitTop(s) {
+		if part == "" {
+			continue
+		}
+		var err error
+		out, err = expandOne(part, out)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %w", errHostlist, s, err)
+		}
+	}
+	return out, nil
+}
+
+// splitTop splits on commas outside brackets.
+func splitTop(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+func expandOne(p string, out []string) ([]string, error) {
+	open := strings.IndexByte(p, '[')
+	if open < 0 {
+		if strings.ContainsAny(p, "]") {
+			return nil, errors.New("unbalanced ]")
+		}
+		if len(out) >= maxHosts {
+			return nil, errors.New("too many hosts")
+		}
+		return append(out, p), nil
+	}
+	close := strings.IndexByte(p[open:], ']')
+	if close < 0 {
+		return nil, errors.New("unbalanced [")
+	}
+	close += open
+	prefix, ranges, rest := p[:open], p[open+1:close], p[close+1:]
+	for _, r := range strings.Split(ranges, ",") {
+		lo, hi, ok := strings.Cut(r, "-")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.ParseUint(lo, 10, 32)
+		b, err2 := strconv.ParseUint(hi, 10, 32)
+		if err1 != nil || err2 != nil || b < a {
+			return nil, fmt.Errorf("bad range %q", r)
+		}
+		if b-a >= maxHosts {
+			return nil, errors.New("too many hosts")
+		}
+		width := len(lo)
+		for n := a; n <= b; n++ {
+			num := strconv.FormatUint(n, 10)
+			if len(num) < width {
+				num = strings.Repeat("0", width-len(num)) + num
+			}
+			var err error
+			out, err = expandOne(prefix+num+rest, out)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// gpuSpec is one GPU entry of a TRES or GRES string.
+type gpuSpec struct {
+	typ   string
+	count int
+}
+
+// parseGPUTres finds the GPU entry of a comma-separated TRES-per-node/-job
+// string in either spelling: "gres:gpu:2", "gres:gpu:tesla:4" (22.05),
+// "gres/gpu:2", "gres/gpu:tesla:3" (23.11+), "gpu:2", "gres/gpu=2".
+// ok is false when there is no GPU entry.
+func parseGPUTres(s string) (g gpuSpec, ok bool, err error) {
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		e = strings.TrimPrefix(e, "gres:")
+		e = strings.TrimPrefix(e, "gres/")
+		if e != "gpu" && !strings.HasPrefix(e, "gpu:") && !strings.HasPrefix(e, "gpu=") {
+			continue
+		}
+		g, err := parseGPUEntry(e)
+		if err != nil {
+			return gpuSpec{}, false, fmt.Errorf("GPU TRES %q: %w", s, err)
+		}
+		return g, true, nil
+	}
+	return gpuSpec{}, false, nil
+}
+
+// parseGPUEntry parses "gpu", "gpu:N", "gpu:TYPE", "gpu:TYPE:N", "gpu=N",
+// "gpu:TYPE=N", ignoring a trailing "(...)" annotation.
+func parseGPUEntry(e string) (gpuSpec, error) {
+	if i := strings.IndexByte(e, '('); i >= 0 {
+		e = e[:i]
+	}
+	e = strings.TrimPrefix(e, "gpu")
+	if e == "" {
+		return gpuSpec{count: 1}, nil
+	}
+	var g gpuSpec
+	if name, n, ok := strings.Cut(e, "="); ok {
+		g.typ = strings.TrimPrefix(name, ":")
+		c, err := parseCount(n)
+		g.count = c
+		return g, err
+	}
+	fields := strings.Split(strings.TrimPrefix(e, ":"), ":")
+	switch len(fields) {
+	case 1:
+		if c, err := parseCount(fields[0]); err == nil {
+			g.count = c
+		} else {
+			g.typ, g.count = fields[0], 1
+		}
+	case 2:
+		g.typ = fields[0]
+		c, err := parseCount(fields[1])
+		if err != nil {
+			return g, err
+		}
+		g.count = c
+	default:
+		return g, fmt.Errorf("too many fields in %q", "gpu"+e)
+	}
+	return g, nil
+}
+
+func parseCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("bad GPU count %q", s)
+	}
+	return n, nil
+}
+
+// reqGPUs returns the gres/gpu count of a tres_req_str / tres_alloc_str
+// ("cpu=2,mem=2G,node=1,billing=2,gres/gpu=2"): the untyped entry, or the
+// largest typed one.
+func reqGPUs(s string) (int, error) {
+	best, untyped := 0, -1
+	for _, e := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(e), "=")
+		if !ok || !(k == "gres/gpu" || strings.HasPrefix(k, "gres/gpu:")) {
+			continue
+		}
+		n, err := parseCount(v)
+		if err != nil {
+			return 0, fmt.Errorf("TRES %q: %w", s, err)
+		}
+		if k == "gres/gpu" {
+			untyped = n
+		} else if n > best {
+			best = n
+		}
+	}
+	if untyped >= 0 {
+		return untyped, nil
+	}
+	return best, nil
+}
+
+// nodeGPUs sums the GPU entries of a node's gres or gres_used string
+// ("gpu:tesla:4(S:0)", "gpu:tesla:1(IDX:0),gpu:a100:0(IDX:N/A)").
+func nodeGPUs(s string) (count int, typ string, err error) {
+	for _, e := range splitParen(s) {
+		e = strings.TrimSpace(e)
+		if e != "gpu" && !strings.HasPrefix(e, "gpu:") {
+			continue
+		}
+		g, err := parseGPUEntry(e)
+		if err != nil {
+			return 0, "", fmt.Errorf("GRES %q: %w", s, err)
+		}
+		count += g.count
+		if typ == "" {
+			typ = g.typ
+		}
+	}
+	return count, typ, nil
+}
+
+// splitParen splits on commas outside parentheses.
+func splitParen(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if s != "" {
+		parts = append(parts, s[start:])
+	}
+	return parts
+}
+
+// gpuIndices parses the IDX list of a gres_detail element
+// ("gpu:tesla:2(IDX:0-1)", "gpu:2(IDX:0,2-3)"); nil when it has none.
+func gpuIndices(detail string) ([]int, error) {
+	i := strings.Index(detail, "IDX:")
+	if i < 0 {
+		return nil, nil
+	}
+	rest := detail[i+4:]
+	if j := strings.IndexByte(rest, ')'); j >= 0 {
+		rest = rest[:j]
+	}
+	if rest == "N/A" || rest == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, r := range strings.Split(rest, ",") {
+		lo, hi, ok := strings.Cut(r, "-")
+		if !ok {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 0 || b < a || b-a > 1<<12 {
+			return nil, fmt.Errorf("gres_detail %q: bad index range %q", detail, r)
+		}
+		for n := a; n <= b; n++ {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// gpuRequest builds a GPURequest from the three request strings.
+func gpuRequest(perNode, perJob, reqStr string) (GPURequest, error) {
+	var r GPURequest
+	if g, ok, err := parseGPUTres(perNode); err != nil {
+		return r, err
+	} else if ok {
+		r.PerNode, r.Type = g.count, g.typ
+	}
+	if g, ok, err := parseGPUTres(perJob); err != nil {
+		return r, err
+	} else if ok {
+		r.PerJob = g.count
+		if r.Type == "" {
+			r.Type = g.typ
+		}
+	}
+	n, err := reqGPUs(reqStr)
+	if err != nil {
+		return r, err
+	}
+	r.Total = n
+	if r.Total == 0 {
+		r.Total = max(r.PerJob, r.PerNode)
+	}
+	return r, nil
+}
+
+// indexMap pairs gres_detail entries with the allocated nodes, in order.
+func indexMap(nodes []string, detail []string) (map[string][]int, error) {
+	if len(detail) == 0 {
+		return nil, nil
+	}
+	m := make(map[string][]int, len(detail))
+	for i, d := range detail {
+		if i >= len(nodes) {
+			break
+		}
+		idx, err := gpuIndices(d)
+		if err != nil {
+			return nil, err
+		}
+		if idx != nil {
+			m[nodes[i]] = idx
+		}
+	}
+	return m, nil
+}

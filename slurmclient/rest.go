@@ -1,0 +1,286 @@
+package slurmclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// rest holds what every adapter shares: the transport and the request
+// helpers that run every answer through classify.
+type rest struct {
+	t *transport
+}
+
+// envelope is the part of every response body common to all API versions.
+type envelope struct {
+	Errors   []apiError   `json:"errors"`
+	Warnings []apiWarning `json:"warnings"`
+}
+
+// call performs one request and decodes the body into out (when non-nil).
+// sent lists the top-level keys of body; a warning about one fails the call.
+func (r *rest) call(ctx context.Context, method, path string, q url.Values, body any, sent []string, out any) error {
+	op := method + " " + path
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	res, err := r.t.do(ctx, method, path, q, b)
+	if err != nil {
+		return err
+	}
+	var env envelope
+	if jerr := json.Unmarshal(res.body, &env); jerr != nil {
+		if res.status >= 200 && res.status < 300 {
+			return badResponse(op, jerr)
+		}
+		plain := string(res.body)
+		if len(plain) > 256 || !utf8.ValidString(plain) {
+			plain = fmt.Sprintf("non-JSON body of %d bytes", len(res.body))
+		}
+		return classify(op, res.status, nil, nil, sent, plain)
+	}
+	if err := classify(op, res.status, env.Errors, env.Warnings, sent, ""); err != nil {
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.body, out); err != nil {
+			return badResponse(op, err)
+		}
+	}
+	return nil
+}
+
+// baseJobStates are the job states that are not flags.
+var baseJobStates = map[string]bool{
+	"PENDING": true, "RUNNING": true, "SUSPENDED": true, "COMPLETED": true, "CANCELLED": true,
+	"FAILED": true, "TIMEOUT": true, "NODE_FAIL": true, "PREEMPTED": true, "BOOT_FAIL": true,
+	"DEADLINE": true, "OUT_OF_MEMORY": true,
+}
+
+// baseNodeStates are the node states that are not flags.
+var baseNodeStates = map[string]bool{
+	"IDLE": true, "MIXED": true, "ALLOCATED": true, "DOWN": true, "ERROR": true,
+	"FUTURE": true, "UNKNOWN": true,
+}
+
+// splitState separates the base state from the flags of a state array.
+// An unknown value is kept as a flag; an array with no base state gets
+// "UNKNOWN".
+func splitState(states []string, base map[string]bool) (string, []string) {
+	st := ""
+	var flags []string
+	for _, s := range states {
+		s = strings.ToUpper(strings.TrimSpace(s))
+		if st == "" && base[s] {
+			st = s
+			continue
+		}
+		if s != "" {
+			flags = append(flags, s)
+		}
+	}
+	if st == "" {
+		st = "UNKNOWN"
+	}
+	return st, flags
+}
+
+func strs[T ~string](p *[]T) []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, len(*p))
+	for i, s := range *p {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var z T
+	if p == nil {
+		return z
+	}
+	return *p
+}
+
+func unix(sec int64) time.Time {
+	if sec <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0).UTC()
+}
+
+func active(state string) bool { return state == "PENDING" || state == "RUNNING" }
+
+func sortJobs(js []Job) {
+	slices.SortFunc(js, func(a, b Job) int {
+		if len(a.ID) != len(b.ID) {
+			return len(a.ID) - len(b.ID)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+func sortNodes(ns []Node) {
+	slices.SortFunc(ns, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// nameRE matches node names and GPU types asrpt is willing to send.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+var jobIDRE = regexp.MustCompile(`^[0-9]{1,10}$`)
+
+// validate checks every value of u before anything is sent (26.05 drops a
+// job's GPU request after a rejected tres_per_node update, so a bad value
+// must never reach slurmctld).
+func validate(id string, u JobUpdate) error {
+	bad := func(field, format string, a ...any) error {
+		return fmt.Errorf("job %s: %s: %w: %s", id, field, ErrInvalid, fmt.Sprintf(format, a...))
+	}
+	if !jobIDRE.MatchString(id) {
+		return bad("id", "%q is not a job id", id)
+	}
+	if u.Priority != nil && (*u.Priority == 0 || *u.Priority > 0xFFFFFFFD) {
+		return bad("priority", "%d outside [1, 4294967293]", *u.Priority)
+	}
+	if u.RequiredNodes != nil {
+		if len(u.RequiredNodes) == 0 || len(u.RequiredNodes) > 4096 {
+			return bad("required nodes", "need 1 to 4096 names, got %d", len(u.RequiredNodes))
+		}
+		for _, n := range u.RequiredNodes {
+			if !nameRE.MatchString(n) {
+				return bad("required nodes", "%q is not a node name", n)
+			}
+		}
+	}
+	if u.GPUsPerNode != nil && (*u.GPUsPerNode < 1 || *u.GPUsPerNode > 1024) {
+		return bad("GPUs per node", "%d outside [1, 1024]", *u.GPUsPerNode)
+	}
+	if u.GPUType != "" {
+		if u.GPUsPerNode == nil {
+			return bad("GPU type", "set without GPUsPerNode")
+		}
+		if !nameRE.MatchString(u.GPUType) || strings.Contains(u.GPUType, ":") {
+			return bad("GPU type", "%q is not a GRES type", u.GPUType)
+		}
+	}
+	if u.Comment != nil {
+		c := *u.Comment
+		if len(c) > 1024 || !utf8.ValidString(c) || strings.IndexFunc(c, unicode.IsControl) >= 0 {
+			return bad("comment", "must be at most 1024 bytes of UTF-8 without control characters")
+		}
+	}
+	if u.Nice != nil && (*u.Nice < -2147483645 || *u.Nice > 2147483645) {
+		return bad("nice", "%d outside [-2147483645, 2147483645]", *u.Nice)
+	}
+	return nil
+}
+
+// field is one step of an update: the key-value to send and a check of the
+// re-read job.
+type field struct {
+	name   string
+	body   map[string]any
+	verify func(Job) bool
+}
+
+// plan orders the fields of u: release, required nodes, GPUs per node,
+// comment, nice, priority, hold. enc builds the version's body per field.
+func plan(u JobUpdate, enc encoder) []field {
+	var fs []field
+	if u.Hold != nil && !*u.Hold {
+		fs = append(fs, field{"release", enc.hold(false), func(j Job) bool { return !j.Held }})
+	}
+	if u.RequiredNodes != nil {
+		want := slices.Clone(u.RequiredNodes)
+		slices.Sort(want)
+		fs = append(fs, field{"required nodes", enc.requiredNodes(u.RequiredNodes), func(j Job) bool {
+			got := slices.Clone(j.RequiredNodes)
+			slices.Sort(got)
+			return slices.Equal(got, want)
+		}})
+	}
+	if u.GPUsPerNode != nil {
+		n, typ := *u.GPUsPerNode, u.GPUType
+		fs = append(fs, field{"GPUs per node", enc.gpusPerNode(n, typ), func(j Job) bool {
+			return j.GPUs.PerNode == n && (typ == "" || j.GPUs.Type == typ)
+		}})
+	}
+	if u.Comment != nil {
+		c := *u.Comment
+		fs = append(fs, field{"comment", map[string]any{"comment": c}, func(j Job) bool { return j.Comment == c }})
+	}
+	if u.Nice != nil {
+		n := *u.Nice
+		fs = append(fs, field{"nice", map[string]any{"nice": n}, func(j Job) bool { return j.Nice == n }})
+	}
+	if u.Priority != nil {
+		p := *u.Priority
+		fs = append(fs, field{"priority", enc.priority(p), func(j Job) bool { return j.Priority == p }})
+	}
+	if u.Hold != nil && *u.Hold {
+		fs = append(fs, field{"hold", enc.hold(true), func(j Job) bool { return j.Held }})
+	}
+	return fs
+}
+
+// encoder builds the per-version request bodies that differ.
+type encoder interface {
+	priority(p uint32) map[string]any
+	requiredNodes(names []string) map[string]any
+	gpusPerNode(n int, typ string) map[string]any
+	hold(h bool) map[string]any
+}
+
+// update runs plan(u) against one job: one POST per field, the job re-read
+// after each (also after a refusal, to detect a change that was dropped).
+func update(ctx context.Context, r *rest, a interface {
+	encoder
+	Job(context.Context, string) (Job, error)
+}, jobPath, id string, u JobUpdate) error {
+	if err := validate(id, u); err != nil {
+		return err
+	}
+	before, err := a.Job(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, f := range plan(u, a) {
+		keys := make([]string, 0, len(f.body))
+		for k := range f.body {
+			keys = append(keys, k)
+		}
+		werr := r.call(ctx, "POST", jobPath+id, nil, f.body, keys, nil)
+		after, rerr := a.Job(ctx, id)
+		if rerr != nil {
+			return errors.Join(werr, fmt.Errorf("job %s: re-reading after %s: %w", id, f.name, rerr))
+		}
+		if before.GPUs.Total > 0 && after.GPUs.Total == 0 && after.State == "PENDING" {
+			// Slurm 26.05 drops the GPU request after a rejected GRES update.
+			return errors.Join(werr, fmt.Errorf("job %s: %w: GPU request lost after %s update (was %d GPUs)",
+				id, ErrNotApplied, f.name, before.GPUs.Total))
+		}
+		if werr != nil {
+			return fmt.Errorf("job %s: %s: %w", id, f.name, werr)
+		}
+		if !f.verify(after) {
+			return fmt.Errorf("job %s: %w: %s", id, ErrNotApplied, f.name)
+		}
+		before = after
+	}
+	return nil
+}

@@ -1,0 +1,300 @@
+package slurmclient
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config says how to reach slurmrestd.
+type Config struct {
+	// URL is slurmrestd's address: http://host:port, https://host:port, or
+	// unix:///path/to/slurmrestd.sock (rest_auth/local: no token is sent and
+	// slurmrestd acts as its own Unix user).
+	URL string
+	// TokenFile holds the JWT (scontrol token output "SLURM_JWT=…" or the
+	// bare token). It is re-read whenever its size or modification time
+	// changes, so a rotating token needs no restart. Empty for unix://.
+	TokenFile string
+	// User is sent as X-SLURM-USER-NAME; when empty it is taken from the
+	// token's "sun" claim. 22.05 requires it.
+	User string
+	// CAFile is a PEM bundle to verify an https:// server with; empty uses
+	// the system roots.
+	CAFile string
+	// API forces an adapter ("v0.0.38", "v0.0.42", "v0.0.44") instead of
+	// probing; empty probes, newest first.
+	API string
+	// Timeout bounds each HTTP request (default 30 s).
+	Timeout time.Duration
+	// MaxConcurrent bounds requests in flight (default 4): each one is a
+	// synchronous slurmctld RPC.
+	MaxConcurrent int
+	// Retries is how many times an idempotent read is retried after a
+	// transport error or a 502/503/504 (default 2), with exponential
+	// backoff from RetryBackoff (default 200 ms).
+	Retries      int
+	RetryBackoff time.Duration
+	// MaxBody bounds a response body in bytes (default 256 MiB); a larger
+	// one is ErrBadResponse.
+	MaxBody int64
+	// Location is the time zone slurmdbd interprets sacct-style times in
+	// (v0.0.38 accounting queries); default time.Local.
+	Location *time.Location
+	// HTTPClient replaces the client built from the fields above (tests).
+	HTTPClient *http.Client
+}
+
+// transport performs requests against one slurmrestd.
+type transport struct {
+	base    *url.URL
+	hc      *http.Client
+	tok     *tokenSource
+	user    string
+	sem     chan struct{}
+	retries int
+	backoff time.Duration
+	maxBody int64
+	loc     *time.Location
+}
+
+func newTransport(cfg Config) (*transport, error) {
+	if cfg.URL == "" {
+		return nil, fmt.Errorf("slurmclient: %w: empty URL", ErrInvalid)
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("slurmclient: URL %q: %w", cfg.URL, err)
+	}
+	t := &transport{
+		user: cfg.User, retries: cfg.Retries, backoff: cfg.RetryBackoff,
+		maxBody: cfg.MaxBody, loc: cfg.Location,
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 4
+	}
+	if t.retries < 0 {
+		t.retries = 0
+	} else if cfg.Retries == 0 {
+		t.retries = 2
+	}
+	if t.backoff <= 0 {
+		t.backoff = 200 * time.Millisecond
+	}
+	if t.maxBody <= 0 {
+		t.maxBody = 256 << 20
+	}
+	if t.loc == nil {
+		t.loc = time.Local
+	}
+	t.sem = make(chan struct{}, cfg.MaxConcurrent)
+	tr := &http.Transport{MaxIdleConnsPerHost: cfg.MaxConcurrent, IdleConnTimeout: 90 * time.Second}
+	switch u.Scheme {
+	case "unix":
+		path := u.Path
+		if path == "" {
+			path = u.Opaque
+		}
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}
+		t.base = &url.URL{Scheme: "http", Host: "slurmrestd"}
+	case "https":
+		if cfg.CAFile != "" {
+			pem, err := os.ReadFile(cfg.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("slurmclient: CA file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("slurmclient: CA file %s: %w: no PEM certificate", cfg.CAFile, ErrInvalid)
+			}
+			tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		}
+		t.base = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: strings.TrimSuffix(u.Path, "/")}
+	case "http":
+		t.base = &url.URL{Scheme: u.Scheme, Host: u.Host, Path: strings.TrimSuffix(u.Path, "/")}
+	default:
+		return nil, fmt.Errorf("slurmclient: URL %q: %w: scheme must be http, https or unix", cfg.URL, ErrInvalid)
+	}
+	t.hc = cfg.HTTPClient
+	if t.hc == nil {
+		t.hc = &http.Client{Transport: tr, Timeout: cfg.Timeout}
+	}
+	if u.Scheme != "unix" {
+		if cfg.TokenFile == "" {
+			return nil, fmt.Errorf("slurmclient: %w: a token file is needed for %s", ErrInvalid, u.Scheme)
+		}
+		t.tok = &tokenSource{path: cfg.TokenFile}
+		if _, _, err := t.tok.get(); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// response is one HTTP answer, body already read (bounded).
+type response struct {
+	status int
+	body   []byte
+}
+
+// do sends one request. query may be nil; body, when non-nil, is sent as
+// JSON. GETs are retried on transport errors and 502/503/504.
+func (t *transport) do(ctx context.Context, method, path string, query url.Values, body []byte) (response, error) {
+	u := *t.base
+	u.Path += path
+	if len(query) > 0 {
+		// url.Values.Encode percent-encodes ',' and ':' as slurmrestd needs.
+		u.RawQuery = query.Encode()
+	}
+	attempts := 1
+	if method == http.MethodGet {
+		attempts += t.retries
+	}
+	var last error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			d := t.backoff << (i - 1)
+			select {
+			case <-ctx.Done():
+				return response{}, ctx.Err()
+			case <-time.After(d):
+			}
+		}
+		r, err := t.once(ctx, method, u.String(), body)
+		if err == nil && (r.status == 502 || r.status == 503 || r.status == 504) {
+			last = fmt.Errorf("%s %s: %w: HTTP %d", method, path, ErrServer, r.status)
+			continue
+		}
+		if err == nil {
+			return r, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, ErrAuth) || errors.Is(err, ErrBadResponse) {
+			return response{}, err
+		}
+		last = err
+	}
+	return response{}, last
+}
+
+func (t *transport) once(ctx context.Context, method, target string, body []byte) (response, error) {
+	select {
+	case t.sem <- struct{}{}:
+	case <-ctx.Done():
+		return response{}, ctx.Err()
+	}
+	defer func() { <-t.sem }()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		return response{}, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if t.tok != nil {
+		tok, sun, err := t.tok.get()
+		if err != nil {
+			return response{}, err
+		}
+		user := t.user
+		if user == "" {
+			user = sun
+		}
+		// 22.05 needs both X-SLURM headers; 23.02+ also take Bearer.
+		req.Header.Set("X-SLURM-USER-TOKEN", tok)
+		if user != "" {
+			req.Header.Set("X-SLURM-USER-NAME", user)
+		}
+	}
+	res, err := t.hc.Do(req)
+	if err != nil {
+		return response{}, fmt.Errorf("%s %s: %w", method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, t.maxBody+1))
+	if err != nil {
+		return response{}, fmt.Errorf("%s %s: reading body: %w", method, req.URL.Path, err)
+	}
+	if int64(len(b)) > t.maxBody {
+		return response{}, fmt.Errorf("%s %s: %w: body larger than %d bytes", method, req.URL.Path, ErrBadResponse, t.maxBody)
+	}
+	return response{status: res.StatusCode, body: b}, nil
+}
+
+// tokenSource reads a JWT from a file, again whenever the file changes. The
+// token is never logged or put in an error.
+type tokenSource struct {
+	path string
+
+	mu    sync.Mutex
+	size  int64
+	mtime time.Time
+	tok   string
+	sun   string
+}
+
+// get returns the token and its "sun" (user name) claim.
+func (s *tokenSource) get() (string, string, error) {
+	st, err := os.Stat(s.path)
+	if err != nil {
+		return "", "", fmt.Errorf("slurmclient: token file: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tok != "" && st.Size() == s.size && st.ModTime().Equal(s.mtime) {
+		return s.tok, s.sun, nil
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return "", "", fmt.Errorf("slurmclient: token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	tok = strings.TrimPrefix(tok, "SLURM_JWT=")
+	if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
+		return "", "", fmt.Errorf("slurmclient: token file %s: %w: not a single token", s.path, ErrAuth)
+	}
+	s.tok, s.sun, s.size, s.mtime = tok, jwtSubject(tok), st.Size(), st.ModTime()
+	return s.tok, s.sun, nil
+}
+
+// jwtSubject returns Slurm's "sun" claim of a JWT, or "" (no verification:
+// slurmrestd verifies).
+func jwtSubject(tok string) string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	b, err := base64URLDecode(parts[1])
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		Sun string `json:"sun"`
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return ""
+	}
+	return c.Sun
+}

@@ -1,0 +1,265 @@
+package slurmclient
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+	api "github.com/asrpt/asrpt/slurmclient/internal/api/v0038"
+)
+
+// v0038 is the adapter for REST API v0.0.38 / dbv0.0.38 (Slurm 22.05–23.11).
+// Its job-update body is parsed by slurmrestd as sbatch options, not as the
+// published v0.0.38_job_properties schema, so the update keys are written by
+// hand: nodelist (a hostlist string; required_nodes is a disabled key), gres
+// ("gpu:N"; tres_per_node is unknown), integer priority, hold. The dbv0.0.38
+// job schema does not match what slurmdbd serves (allocation_nodes is an
+// integer, comment an object), so accounting jobs are decoded into the
+// hand-written dbJob38.
+type v0038 struct {
+	rest
+}
+
+var _ Client = (*v0038)(nil)
+
+const (
+	p38   = "/slurm/v0.0.38"
+	pdb38 = "/slurmdb/v0.0.38"
+)
+
+func (c *v0038) APIVersion() string { return "v0.0.38" }
+
+func (c *v0038) Ping(ctx context.Context) (Version, error) {
+	var r api.V0038Pings
+	if err := c.call(ctx, "GET", p38+"/ping", nil, nil, nil, &r); err != nil {
+		return Version{}, err
+	}
+	v := Version{API: "v0.0.38"}
+	if r.Meta != nil && r.Meta.Slurm != nil {
+		v.Release = deref(r.Meta.Slurm.Release)
+	}
+	if r.Meta != nil && r.Meta.Plugin != nil {
+		v.Plugin = deref(r.Meta.Plugin.Type)
+	}
+	if r.Pings != nil {
+		for _, p := range *r.Pings {
+			if s := deref(p.Ping); s != "" && s != "UP" {
+				return v, fmt.Errorf("GET %s/ping: %w: slurmctld %s is %s", p38, ErrServer, deref(p.Hostname), s)
+			}
+		}
+	}
+	return v, nil
+}
+
+func (c *v0038) Jobs(ctx context.Context) ([]Job, error) {
+	var r api.V0038JobsResponse
+	if err := c.call(ctx, "GET", p38+"/jobs", nil, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, j := range deref(r.Jobs) {
+		if !active(strings.ToUpper(deref(j.JobState))) {
+			continue
+		}
+		cj, err := job38(j)
+		if err != nil {
+			return nil, fmt.Errorf("GET %s/jobs: %w", p38, err)
+		}
+		out = append(out, cj)
+	}
+	sortJobs(out)
+	return out, nil
+}
+
+func (c *v0038) Job(ctx context.Context, id string) (Job, error) {
+	if !jobIDRE.MatchString(id) {
+		return Job{}, fmt.Errorf("job %q: %w: not a job id", id, ErrInvalid)
+	}
+	var r api.V0038JobsResponse
+	if err := c.call(ctx, "GET", p38+"/job/"+id, nil, nil, nil, &r); err != nil {
+		return Job{}, err
+	}
+	for _, j := range deref(r.Jobs) {
+		if j.JobId != nil && strconv.Itoa(*j.JobId) == id {
+			return job38(j)
+		}
+	}
+	return Job{}, fmt.Errorf("GET %s/job/%s: %w", p38, id, ErrJobGone)
+}
+
+func job38(j api.V0038JobResponseProperties) (Job, error) {
+	out := Job{
+		ID:        strconv.Itoa(deref(j.JobId)),
+		Name:      deref(j.Name),
+		User:      deref(j.UserName),
+		Account:   deref(j.Account),
+		Partition: deref(j.Partition),
+		QOS:       deref(j.Qos),
+		Reason:    deref(j.StateReason),
+		Nice:      deref(j.Nice),
+		Submit:    unix(deref(j.SubmitTime)),
+		Start:     unix(deref(j.StartTime)),
+		Comment:   deref(j.Comment),
+	}
+	if j.JobId == nil {
+		return out, fmt.Errorf("%w: job without job_id", ErrBadResponse)
+	}
+	out.State, out.Flags = splitState([]string{deref(j.JobState)}, baseJobStates)
+	if p := deref(j.Priority); p > 0 && p <= 0xFFFFFFFF {
+		out.Priority = uint32(p)
+	}
+	out.Held = out.Priority == 0 && out.State == "PENDING" && strings.HasPrefix(out.Reason, "JobHeld")
+	if tl := deref(j.TimeLimit); tl > 0 && tl < 0xFFFFFFFE {
+		out.TimeLimit = time.Duration(tl) * time.Minute
+	}
+	return finishJob(out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
+		deref(j.RequiredNodes), deref(j.ExcludedNodes), deref(j.Nodes), deref(j.GresDetail))
+}
+
+// finishJob fills the parsed string fields shared by all versions.
+func finishJob(out Job, perNode, perJob, reqStr, req, exc, nodes string, detail []string) (Job, error) {
+	var err error
+	if out.GPUs, err = gpuRequest(perNode, perJob, reqStr); err != nil {
+		return out, fmt.Errorf("job %s: %w: %w", out.ID, ErrBadResponse, err)
+	}
+	if out.RequiredNodes, err = expandHostlist(req); err != nil {
+		return out, fmt.Errorf("job %s: required_nodes: %w: %w", out.ID, ErrBadResponse, err)
+	}
+	if out.ExcludedNodes, err = expandHostlist(exc); err != nil {
+		return out, fmt.Errorf("job %s: excluded_nodes: %w: %w", out.ID, ErrBadResponse, err)
+	}
+	if out.State != "PENDING" {
+		if out.Nodes, err = expandHostlist(nodes); err != nil {
+			return out, fmt.Errorf("job %s: nodes: %w: %w", out.ID, ErrBadResponse, err)
+		}
+		if out.GPUIndices, err = indexMap(out.Nodes, detail); err != nil {
+			return out, fmt.Errorf("job %s: %w: %w", out.ID, ErrBadResponse, err)
+		}
+	}
+	return out, nil
+}
+
+func (c *v0038) Nodes(ctx context.Context) ([]Node, error) {
+	var r api.V0038NodesResponse
+	if err := c.call(ctx, "GET", p38+"/nodes", nil, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	var out []Node
+	for _, n := range deref(r.Nodes) {
+		states := append([]string{deref(n.State)}, deref(n.StateFlags)...)
+		cn, err := node(deref(n.Name), states, deref(n.Reason), deref(n.Gres), deref(n.GresUsed), deref(n.Partitions))
+		if err != nil {
+			return nil, fmt.Errorf("GET %s/nodes: %w", p38, err)
+		}
+		out = append(out, cn)
+	}
+	sortNodes(out)
+	return out, nil
+}
+
+// node builds a Node from the fields shared by all versions.
+func node(name string, states []string, reason, gres, used string, parts []string) (Node, error) {
+	n := Node{Name: name, Reason: reason, Partitions: parts}
+	if name == "" {
+		return n, fmt.Errorf("%w: node without name", ErrBadResponse)
+	}
+	n.State, n.Flags = splitState(states, baseNodeStates)
+	var err error
+	if n.GPUs, n.GPUType, err = nodeGPUs(gres); err != nil {
+		return n, fmt.Errorf("node %s: %w: %w", name, ErrBadResponse, err)
+	}
+	if n.GPUsUsed, _, err = nodeGPUs(used); err != nil {
+		return n, fmt.Errorf("node %s: %w: %w", name, ErrBadResponse, err)
+	}
+	return n, nil
+}
+
+func (c *v0038) UpdateJob(ctx context.Context, id string, u JobUpdate) error {
+	return update(ctx, &c.rest, c, p38+"/job/", id, u)
+}
+
+func (c *v0038) priority(p uint32) map[string]any { return map[string]any{"priority": p} }
+func (c *v0038) hold(h bool) map[string]any       { return map[string]any{"hold": h} }
+func (c *v0038) requiredNodes(names []string) map[string]any {
+	return map[string]any{"nodelist": strings.Join(names, ",")}
+}
+func (c *v0038) gpusPerNode(n int, typ string) map[string]any {
+	if typ != "" {
+		return map[string]any{"gres": fmt.Sprintf("gpu:%s:%d", typ, n)}
+	}
+	return map[string]any{"gres": fmt.Sprintf("gpu:%d", n)}
+}
+
+// dbJob38 is the part of a dbv0.0.38 job asrpt reads, as slurmdbd 22.05
+// serves it (the published schema disagrees; see v0038).
+type dbJob38 struct {
+	JobID     int64  `json:"job_id"`
+	Name      string `json:"name"`
+	User      string `json:"user"`
+	Account   string `json:"account"`
+	Partition string `json:"partition"`
+	QOS       string `json:"qos"`
+	Nodes     string `json:"nodes"`
+	State     struct {
+		Current string `json:"current"`
+	} `json:"state"`
+	Time struct {
+		Elapsed    int64 `json:"elapsed"`
+		Start      int64 `json:"start"`
+		End        int64 `json:"end"`
+		Submission int64 `json:"submission"`
+		Limit      int64 `json:"limit"`
+	} `json:"time"`
+	Tres struct {
+		Allocated []tres38 `json:"allocated"`
+		Requested []tres38 `json:"requested"`
+	} `json:"tres"`
+	AllocationNodes int64 `json:"allocation_nodes"`
+}
+
+type tres38 struct {
+	Type  string  `json:"type"`
+	Name  *string `json:"name"`
+	Count *int64  `json:"count"`
+}
+
+// AccountingJobs queries dbv0.0.38 with sacct-style local times (22.05
+// accepts no epoch and has no user filter) and keeps the jobs that ended in
+// [from, to). The exit code of dbv0.0.38 is always 0, so the state decides.
+func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
+	const layout = "2006-01-02T15:04:05"
+	q := url.Values{}
+	q.Set("start_time", from.In(c.t.loc).Format(layout))
+	q.Set("end_time", to.In(c.t.loc).Format(layout))
+	var r struct {
+		Jobs []dbJob38 `json:"jobs"`
+	}
+	if err := c.call(ctx, "GET", pdb38+"/jobs", q, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	var out []acctJob
+	for _, j := range r.Jobs {
+		a := acctJob{
+			ID: strconv.FormatInt(j.JobID, 10), Name: j.Name, User: j.User, Account: j.Account,
+			Partition: j.Partition, QOS: j.QOS, State: j.State.Current,
+			Submit: j.Time.Submission, Start: j.Time.Start, End: j.Time.End, Elapsed: j.Time.Elapsed,
+			LimitMin: j.Time.Limit, LimitSet: j.Time.Limit > 0,
+		}
+		for _, t := range j.Tres.Allocated {
+			a.addTres(t.Type, deref(t.Name), deref(t.Count))
+		}
+		if a.GPUs == 0 {
+			for _, t := range j.Tres.Requested {
+				if t.Type == "gres" && deref(t.Name) == "gpu" {
+					a.GPUs = int(deref(t.Count))
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return finishAccounting(out, from, to), nil
+}

@@ -1,0 +1,206 @@
+package slurmclient
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+	api "github.com/asrpt/asrpt/slurmclient/internal/api/v0042"
+)
+
+// v0042 is the adapter for REST API v0.0.42 (Slurm 24.11–26.05). The job
+// description is taken as published: priority as a no-val struct,
+// required_nodes as an array, tres_per_node "gres/gpu[:TYPE]:N".
+// v0044.go is derived from this file; keep the two in step.
+type v0042 struct {
+	rest
+}
+
+var _ Client = (*v0042)(nil)
+
+const (
+	p42   = "/slurm/v0.0.42"
+	pdb42 = "/slurmdb/v0.0.42"
+)
+
+func (c *v0042) APIVersion() string { return "v0.0.42" }
+
+func (c *v0042) Ping(ctx context.Context) (Version, error) {
+	var r api.V0042OpenapiPingArrayResp
+	if err := c.call(ctx, "GET", p42+"/ping", nil, nil, nil, &r); err != nil {
+		return Version{}, err
+	}
+	v := Version{API: "v0.0.42"}
+	if m := r.Meta; m != nil {
+		if m.Slurm != nil {
+			v.Release, v.Cluster = deref(m.Slurm.Release), deref(m.Slurm.Cluster)
+		}
+		if m.Plugin != nil {
+			v.Plugin = deref(m.Plugin.DataParser)
+		}
+	}
+	for _, p := range r.Pings {
+		if !p.Responding {
+			return v, fmt.Errorf("GET %s/ping: %w: slurmctld %s not responding", p42, ErrServer, deref(p.Hostname))
+		}
+	}
+	return v, nil
+}
+
+func (c *v0042) Jobs(ctx context.Context) ([]Job, error) {
+	var r api.V0042OpenapiJobInfoResp
+	if err := c.call(ctx, "GET", p42+"/jobs", nil, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, j := range r.Jobs {
+		cj, err := job42(j)
+		if err != nil {
+			return nil, fmt.Errorf("GET %s/jobs: %w", p42, err)
+		}
+		if active(cj.State) {
+			out = append(out, cj)
+		}
+	}
+	sortJobs(out)
+	return out, nil
+}
+
+func (c *v0042) Job(ctx context.Context, id string) (Job, error) {
+	if !jobIDRE.MatchString(id) {
+		return Job{}, fmt.Errorf("job %q: %w: not a job id", id, ErrInvalid)
+	}
+	var r api.V0042OpenapiJobInfoResp
+	if err := c.call(ctx, "GET", p42+"/job/"+id, nil, nil, nil, &r); err != nil {
+		return Job{}, err
+	}
+	for _, j := range r.Jobs {
+		if j.JobId != nil && strconv.Itoa(int(*j.JobId)) == id {
+			return job42(j)
+		}
+	}
+	return Job{}, fmt.Errorf("GET %s/job/%s: %w", p42, id, ErrJobGone)
+}
+
+func noVal32(p *api.V0042Uint32NoValStruct) (int64, bool) {
+	if p == nil || !deref(p.Set) || deref(p.Infinite) {
+		return 0, false
+	}
+	return deref(p.Number), true
+}
+
+func noVal64(p *api.V0042Uint64NoValStruct) int64 {
+	if p == nil || !deref(p.Set) || deref(p.Infinite) {
+		return 0
+	}
+	return deref(p.Number)
+}
+
+func job42(j api.V0042JobInfo) (Job, error) {
+	if j.JobId == nil {
+		return Job{}, fmt.Errorf("%w: job without job_id", ErrBadResponse)
+	}
+	out := Job{
+		ID:        strconv.Itoa(int(*j.JobId)),
+		Name:      deref(j.Name),
+		User:      deref(j.UserName),
+		Account:   deref(j.Account),
+		Partition: deref(j.Partition),
+		QOS:       deref(j.Qos),
+		Reason:    deref(j.StateReason),
+		Nice:      int(deref(j.Nice)),
+		Held:      deref(j.Hold),
+		Submit:    unix(noVal64(j.SubmitTime)),
+		Start:     unix(noVal64(j.StartTime)),
+		Comment:   deref(j.Comment),
+	}
+	out.State, out.Flags = splitState(strs(j.JobState), baseJobStates)
+	if p, ok := noVal32(j.Priority); ok && p >= 0 && p <= 0xFFFFFFFF {
+		out.Priority = uint32(p)
+	}
+	if tl, ok := noVal32(j.TimeLimit); ok && tl > 0 {
+		out.TimeLimit = time.Duration(tl) * time.Minute
+	}
+	return finishJob(out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
+		deref(j.RequiredNodes), deref(j.ExcludedNodes), deref(j.Nodes), strs(j.GresDetail))
+}
+
+func (c *v0042) Nodes(ctx context.Context) ([]Node, error) {
+	var r api.V0042OpenapiNodesResp
+	if err := c.call(ctx, "GET", p42+"/nodes", nil, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	var out []Node
+	for _, n := range r.Nodes {
+		cn, err := node(deref(n.Name), strs(n.State), deref(n.Reason), deref(n.Gres), deref(n.GresUsed), strs(n.Partitions))
+		if err != nil {
+			return nil, fmt.Errorf("GET %s/nodes: %w", p42, err)
+		}
+		out = append(out, cn)
+	}
+	sortNodes(out)
+	return out, nil
+}
+
+func (c *v0042) UpdateJob(ctx context.Context, id string, u JobUpdate) error {
+	return update(ctx, &c.rest, c, p42+"/job/", id, u)
+}
+
+func (c *v0042) priority(p uint32) map[string]any {
+	return map[string]any{"priority": map[string]any{"set": true, "number": p}}
+}
+func (c *v0042) hold(h bool) map[string]any { return map[string]any{"hold": h} }
+func (c *v0042) requiredNodes(names []string) map[string]any {
+	return map[string]any{"required_nodes": names}
+}
+func (c *v0042) gpusPerNode(n int, typ string) map[string]any {
+	if typ != "" {
+		return map[string]any{"tres_per_node": fmt.Sprintf("gres/gpu:%s:%d", typ, n)}
+	}
+	return map[string]any{"tres_per_node": fmt.Sprintf("gres/gpu:%d", n)}
+}
+
+// AccountingJobs queries slurmdbd with epoch start_time/end_time (v0.0.42
+// is the first version to take epoch seconds) and keeps the jobs that ended
+// in [from, to).
+func (c *v0042) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
+	q := url.Values{}
+	q.Set("start_time", strconv.FormatInt(from.Unix(), 10))
+	q.Set("end_time", strconv.FormatInt(to.Unix(), 10))
+	var r api.V0042OpenapiSlurmdbdJobsResp
+	if err := c.call(ctx, "GET", pdb42+"/jobs", q, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	var out []acctJob
+	for _, j := range r.Jobs {
+		a := acctJob{
+			ID: strconv.Itoa(int(deref(j.JobId))), Name: deref(j.Name), User: deref(j.User),
+			Account: deref(j.Account), Partition: deref(j.Partition), QOS: deref(j.Qos),
+		}
+		if j.State != nil {
+			a.State, _ = splitState(strs(j.State.Current), baseJobStates)
+		}
+		if t := j.Time; t != nil {
+			a.Submit, a.Start, a.End = deref(t.Submission), deref(t.Start), deref(t.End)
+			a.Elapsed = int64(deref(t.Elapsed))
+			a.LimitMin, a.LimitSet = noVal32(t.Limit)
+		}
+		if j.Tres != nil {
+			for _, t := range deref(j.Tres.Allocated) {
+				a.addTres(t.Type, deref(t.Name), deref(t.Count))
+			}
+			if a.GPUs == 0 {
+				for _, t := range deref(j.Tres.Requested) {
+					if t.Type == "gres" && deref(t.Name) == "gpu" {
+						a.GPUs = int(deref(t.Count))
+					}
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return finishAccounting(out, from, to), nil
+}
