@@ -1,0 +1,91 @@
+package predictor
+
+import (
+	"math"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// SchemaVersion is the version of the feature schema. Change it whenever
+// the meaning of a feature changes, not only its name: a model file with
+// another version is refused.
+const SchemaVersion = 1
+
+// Categorical features, in schema order.
+const (
+	CatFamily = iota
+	CatUser
+	CatAccount
+	CatPartition
+	CatQOS
+	NumCat
+)
+
+// catNames are the schema names of the categorical features.
+var catNames = [NumCat]string{"family", "user", "account", "partition", "qos"}
+
+// numNames are the schema names of the numeric features, in order. Log run
+// times are natural logarithms of seconds; "since" is log(1+seconds) since
+// the group's last run ended; counts are log(1+count).
+var numNames = []string{
+	"gpus", "nodes", "log_limit", "hour", "weekday",
+	"grp_count", "grp_last", "grp_mean", "grp_median", "grp_p90", "grp_since", "grp_fail_share", "grp_ok_median",
+	"user_count", "user_last", "user_mean", "user_median", "user_p90", "user_since", "user_fail_share", "user_ok_median",
+	"part_median",
+}
+
+// NumNum is the number of numeric features.
+var NumNum = len(numNames)
+
+// FeatureNames returns the names of the encoded feature vector, in order:
+// the categorical features, then the numeric ones.
+func FeatureNames() []string {
+	out := append([]string{}, catNames[:]...)
+	return append(out, numNames...)
+}
+
+// Row is one job's raw features: categorical values as strings and numeric
+// values as floats, NaN where unknown (no history, no time limit).
+type Row struct {
+	Cat [NumCat]string
+	Num []float64
+	// Group, User and Partition are the history statistics the numeric
+	// features came from; the baselines of Evaluate read them.
+	Group, User, Partition, Limit, All GroupStats
+}
+
+// Extract computes j's features from j and h. It is pure: it reads no
+// clock, and its result depends only on j and on what h holds. To keep it
+// free of leakage the caller gives it a history of the jobs that finished
+// strictly before j.Submit (BuildRows does this for a whole trace).
+// Submit hour and weekday are taken in UTC.
+func Extract(j *job.Job, h *History) Row {
+	var r Row
+	r.Cat = [NumCat]string{h.family(j.Name), j.User, j.Account, j.Partition, j.QOS}
+	r.Group, r.User, r.Partition, r.Limit, r.All = h.Group(j), h.User(j), h.Partition(j), h.Limit(j), h.All()
+	t := time.Unix(int64(j.Submit), 0).UTC()
+	nan := math.NaN()
+	limit := nan
+	if j.TimeLimit > 0 {
+		limit = math.Log(j.TimeLimit)
+	}
+	nodes := nan
+	if j.Nodes > 0 {
+		nodes = float64(j.Nodes)
+	}
+	r.Num = make([]float64, 0, NumNum)
+	r.Num = append(r.Num, float64(j.GPUs), nodes, limit, float64(t.Hour()), float64(t.Weekday()))
+	r.Num = appendStats(r.Num, r.Group, j.Submit)
+	r.Num = appendStats(r.Num, r.User, j.Submit)
+	r.Num = append(r.Num, r.Partition.Median)
+	return r
+}
+
+func appendStats(dst []float64, s GroupStats, now float64) []float64 {
+	since := math.NaN()
+	if s.Count > 0 {
+		since = math.Log1p(math.Max(0, now-s.LastEnd))
+	}
+	return append(dst, math.Log1p(float64(s.Count)), s.Last, s.Mean, s.Median, s.P90, since, s.FailShare, s.OKMedian)
+}

@@ -1,0 +1,670 @@
+package predictor
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// ForestParams are the settings of a random-forest regression.
+type ForestParams struct {
+	// Trees is the number of trees (default 100).
+	Trees int
+	// MaxDepth is the deepest level a node may have; the root is depth 0
+	// (default 16).
+	MaxDepth int
+	// MinSamplesLeaf is the least number of (bootstrap) samples in a leaf
+	// (default 5).
+	MinSamplesLeaf int
+	// MaxFeatures is the number of features tried at each split (default:
+	// half of them, at least 1).
+	MaxFeatures int
+	// Bins is the number of quantile bins per feature, 4..255 (default 255;
+	// one more bin holds missing values).
+	Bins int
+	// Leaf is the value a leaf holds: LeafMedian (default) or LeafMean of
+	// the weighted targets that reach it.
+	Leaf LeafKind
+	// Quantile is how the trees' outputs are combined: 0 averages them, a
+	// value in (0, 1) takes that quantile over trees (default 0.5, the
+	// median; 0.8 gives a cautious estimate).
+	Quantile float64
+	// Seed seeds bootstrap samples and feature choices. Tree t uses its
+	// own stream derived from (Seed, t), so the forest does not depend on
+	// how trees are scheduled over goroutines.
+	Seed uint64
+	// Workers is the number of goroutines that train trees (default
+	// GOMAXPROCS).
+	Workers int
+}
+
+// LeafKind selects a leaf's value.
+type LeafKind uint8
+
+const (
+	// LeafMedian: the weighted median of the targets in the leaf.
+	LeafMedian LeafKind = iota
+	// LeafMean: the weighted mean of the targets in the leaf.
+	LeafMean
+)
+
+// String returns "median" or "mean".
+func (k LeafKind) String() string {
+	if k == LeafMean {
+		return "mean"
+	}
+	return "median"
+}
+
+// DefaultForestParams returns the defaults described in ForestParams.
+func DefaultForestParams() ForestParams {
+	return ForestParams{Trees: 100, MaxDepth: 16, MinSamplesLeaf: 5, Bins: 255, Quantile: 0.5, Seed: 1}
+}
+
+// withDefaults fills zero fields with defaults for nf features.
+func (p ForestParams) withDefaults(nf int) (ForestParams, error) {
+	d := DefaultForestParams()
+	if p.Trees == 0 {
+		p.Trees = d.Trees
+	}
+	if p.MaxDepth == 0 {
+		p.MaxDepth = d.MaxDepth
+	}
+	if p.MinSamplesLeaf == 0 {
+		p.MinSamplesLeaf = d.MinSamplesLeaf
+	}
+	if p.MaxFeatures == 0 {
+		p.MaxFeatures = max(1, (nf+1)/2)
+	}
+	if p.MaxFeatures > nf {
+		p.MaxFeatures = nf
+	}
+	if p.Bins == 0 {
+		p.Bins = d.Bins
+	}
+	if p.Workers <= 0 {
+		p.Workers = runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case p.Trees < 1 || p.Trees > 10000:
+		return p, fmt.Errorf("trees %d out of range 1..10000", p.Trees)
+	case p.MaxDepth < 1 || p.MaxDepth > 64:
+		return p, fmt.Errorf("max depth %d out of range 1..64", p.MaxDepth)
+	case p.MinSamplesLeaf < 1:
+		return p, fmt.Errorf("min samples per leaf %d < 1", p.MinSamplesLeaf)
+	case p.MaxFeatures < 1:
+		return p, fmt.Errorf("max features %d < 1", p.MaxFeatures)
+	case p.Bins < 4 || p.Bins > 255:
+		return p, fmt.Errorf("bins %d out of range 4..255", p.Bins)
+	case !(p.Quantile >= 0 && p.Quantile < 1):
+		return p, fmt.Errorf("quantile %g out of range [0, 1)", p.Quantile)
+	case p.Leaf > LeafMean:
+		return p, fmt.Errorf("unknown leaf kind %d", p.Leaf)
+	}
+	return p, nil
+}
+
+// node is one tree node, 16 bytes. A leaf has Feat < 0 and its value in
+// Thr. An inner node sends x to its left child (the next node) when
+// x[Feat] ≤ Thr or x[Feat] is NaN, else to node Right.
+type node struct {
+	Thr   float64
+	Right int32
+	Feat  int32
+}
+
+// tree is a tree in preorder: node 0 is the root.
+type tree []node
+
+func (t tree) eval(x []float64) float64 {
+	i := 0
+	for {
+		n := &t[i]
+		if n.Feat < 0 {
+			return n.Thr
+		}
+		if v := x[n.Feat]; v <= n.Thr || v != v {
+			i++
+		} else {
+			i = int(n.Right)
+		}
+	}
+}
+
+// Ensemble is a trained random forest over NumFeatures features. Its
+// output is in the units of the training target (log seconds here).
+// Safe for concurrent prediction.
+type Ensemble struct {
+	NumFeatures int
+	Quantile    float64
+	Trees       []tree
+
+	flatOnce sync.Once
+	flat     []flatTree // Trees laid out for PredictBatch, built on first use
+}
+
+// Matrix is a dense row-major matrix of feature values (NaN = missing).
+type Matrix struct {
+	Rows, Cols int
+	Data       []float64
+}
+
+// Row returns row i.
+func (m *Matrix) Row(i int) []float64 { return m.Data[i*m.Cols : (i+1)*m.Cols] }
+
+// binned is the training matrix as per-column bin codes: code 0 is
+// missing, code b ≥ 1 holds the values in (edges[b-2], edges[b-1]].
+type binned struct {
+	rows, ncols int
+	data        []uint8 // row-major: data[i*ncols+c] is row i's bin of column c
+	edges       [][]float64
+}
+
+// binMatrix quantile-bins every column of x into at most bins-1 value bins.
+func binMatrix(x *Matrix, bins, workers int) *binned {
+	b := &binned{rows: x.Rows, ncols: x.Cols, data: make([]uint8, x.Rows*x.Cols), edges: make([][]float64, x.Cols)}
+	parallel(x.Cols, workers, func(c int) {
+		vals := make([]float64, 0, x.Rows)
+		for i := 0; i < x.Rows; i++ {
+			if v := x.Data[i*x.Cols+c]; v == v {
+				vals = append(vals, v)
+			}
+		}
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		var edges []float64
+		nb := bins - 1
+		if len(vals) <= nb {
+			if len(vals) > 0 {
+				edges = vals[:len(vals)-1]
+			}
+		} else {
+			// Quantiles of the distinct values would ignore frequency;
+			// take quantiles of the data instead.
+			all := make([]float64, 0, x.Rows)
+			for i := 0; i < x.Rows; i++ {
+				if v := x.Data[i*x.Cols+c]; v == v {
+					all = append(all, v)
+				}
+			}
+			slices.Sort(all)
+			for k := 1; k < nb; k++ {
+				e := all[k*len(all)/nb]
+				if len(edges) == 0 || e > edges[len(edges)-1] {
+					edges = append(edges, e)
+				}
+			}
+			// The largest value needs no edge.
+			if len(edges) > 0 && edges[len(edges)-1] == all[len(all)-1] {
+				edges = edges[:len(edges)-1]
+			}
+		}
+		edges = slices.Clone(edges)
+		for i := 0; i < x.Rows; i++ {
+			v := x.Data[i*x.Cols+c]
+			if v != v {
+				continue
+			}
+			b.data[i*x.Cols+c] = uint8(1 + sort.SearchFloat64s(edges, v))
+		}
+		b.edges[c] = edges
+	})
+	return b
+}
+
+// parallel runs f(0..n-1) on up to workers goroutines.
+func parallel(n, workers int, f func(i int)) {
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// Fit trains a forest on x with targets y and per-row weights w (nil: all
+// 1; a zero weight drops the row). Rows with a NaN or infinite target or
+// weight are an error.
+func Fit(x *Matrix, y, w []float64, p ForestParams) (*Ensemble, error) {
+	if x.Rows == 0 || x.Cols == 0 {
+		return nil, errors.New("fit: no training rows or no features")
+	}
+	if len(y) != x.Rows || w != nil && len(w) != x.Rows || len(x.Data) != x.Rows*x.Cols {
+		return nil, fmt.Errorf("fit: %d rows × %d cols, %d data, %d targets, %d weights", x.Rows, x.Cols, len(x.Data), len(y), len(w))
+	}
+	for i := range y {
+		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
+			return nil, fmt.Errorf("fit: target of row %d is %g", i, y[i])
+		}
+		if w != nil && (!(w[i] >= 0) || math.IsInf(w[i], 0)) {
+			return nil, fmt.Errorf("fit: weight of row %d is %g", i, w[i])
+		}
+	}
+	p, err := p.withDefaults(x.Cols)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	b := binMatrix(x, p.Bins, p.Workers)
+	e := &Ensemble{NumFeatures: x.Cols, Quantile: p.Quantile, Trees: make([]tree, p.Trees)}
+	parallel(p.Trees, p.Workers, func(t int) {
+		e.Trees[t] = growTree(b, y, w, p, t)
+	})
+	return e, nil
+}
+
+// hbin is one histogram bin: weight, weighted target sum, sample count.
+type hbin struct {
+	w, wy float64
+	n     int64
+}
+
+// sample is one bootstrap row as the grower keeps it: kept in the same
+// order as idx so that the histogram loop reads it sequentially.
+type sample struct {
+	w, wy float64 // bootstrap count × row weight, and that times the target
+	n     int32   // bootstrap count
+	row   int32
+}
+
+// grower holds one tree's working state.
+type grower struct {
+	b       *binned
+	y       []float64
+	s       []sample
+	p       ForestParams
+	rng     *rand.Rand
+	feats   []int
+	hist    [][256]hbin
+	out     tree
+	scratch []leafSample
+}
+
+type leafSample struct{ y, w float64 }
+
+func growTree(b *binned, y, w []float64, p ForestParams, t int) tree {
+	g := &grower{b: b, y: y, p: p, rng: rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))}
+	n := b.rows
+	cnt := make([]int32, n)
+	for k := 0; k < n; k++ {
+		cnt[g.rng.IntN(n)]++
+	}
+	g.s = make([]sample, 0, n*2/3)
+	for i := 0; i < n; i++ {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		if cnt[i] > 0 && wi > 0 {
+			sw := float64(cnt[i]) * wi
+			g.s = append(g.s, sample{w: sw, wy: sw * y[i], n: cnt[i], row: int32(i)})
+		}
+	}
+	g.feats = make([]int, b.ncols)
+	for i := range g.feats {
+		g.feats[i] = i
+	}
+	g.hist = make([][256]hbin, p.MaxFeatures)
+	if len(g.s) == 0 {
+		return tree{{Thr: 0, Feat: -1}}
+	}
+	g.grow(0, len(g.s), 0)
+	return g.out
+}
+
+// grow builds the subtree over s[lo:hi] at depth d and returns its index.
+func (g *grower) grow(lo, hi, d int) int32 {
+	var tw, twy float64
+	var tn int64
+	for k := lo; k < hi; k++ {
+		tw += g.s[k].w
+		twy += g.s[k].wy
+		tn += int64(g.s[k].n)
+	}
+	me := int32(len(g.out))
+	minLeaf := int64(g.p.MinSamplesLeaf)
+	if d >= g.p.MaxDepth || tn < 2*minLeaf || hi-lo < 2 {
+		g.out = append(g.out, node{Thr: g.leafValue(lo, hi, tw, twy), Feat: -1})
+		return me
+	}
+	// Choose MaxFeatures features by a partial Fisher–Yates shuffle, then
+	// build their histograms in one pass over the node's rows.
+	nf, mf := len(g.feats), g.p.MaxFeatures
+	for k := 0; k < mf; k++ {
+		r := k + g.rng.IntN(nf-k)
+		g.feats[k], g.feats[r] = g.feats[r], g.feats[k]
+		clear(g.hist[k][:len(g.b.edges[g.feats[k]])+2])
+	}
+	feats, hist, data, nc := g.feats[:mf], g.hist, g.b.data, g.b.ncols
+	for _, sm := range g.s[lo:hi] {
+		rec := data[int(sm.row)*nc : int(sm.row)*nc+nc]
+		for k, f := range feats {
+			hb := &hist[k][rec[f]]
+			hb.w += sm.w
+			hb.wy += sm.wy
+			hb.n += int64(sm.n)
+		}
+	}
+	bestScore := twy * twy / tw * (1 + 1e-12)
+	bestF, bestB := -1, 0
+	for k, f := range feats {
+		h := hist[k][:len(g.b.edges[f])+2]
+		var lw, lwy float64
+		var ln int64
+		for bb := 0; bb < len(h)-1; bb++ {
+			lw += h[bb].w
+			lwy += h[bb].wy
+			ln += h[bb].n
+			if ln < minLeaf {
+				continue
+			}
+			if tn-ln < minLeaf {
+				break
+			}
+			rw := tw - lw
+			if lw <= 0 || rw <= 0 {
+				continue
+			}
+			rwy := twy - lwy
+			if s := lwy*lwy/lw + rwy*rwy/rw; s > bestScore {
+				bestScore, bestF, bestB = s, f, bb
+			}
+		}
+	}
+	if bestF < 0 {
+		g.out = append(g.out, node{Thr: g.leafValue(lo, hi, tw, twy), Feat: -1})
+		return me
+	}
+	// Partition s[lo:hi]: bin ≤ bestB to the left.
+	i, j := lo, hi-1
+	for i <= j {
+		if int(data[int(g.s[i].row)*nc+bestF]) <= bestB {
+			i++
+		} else {
+			g.s[i], g.s[j] = g.s[j], g.s[i]
+			j--
+		}
+	}
+	thr := math.Inf(-1)
+	if bestB >= 1 {
+		thr = g.b.edges[bestF][bestB-1]
+	}
+	g.out = append(g.out, node{Thr: thr, Feat: int32(bestF)})
+	g.grow(lo, i, d+1)
+	right := g.grow(i, hi, d+1)
+	g.out[me].Right = right
+	return me
+}
+
+func (g *grower) leafValue(lo, hi int, tw, twy float64) float64 {
+	if g.p.Leaf == LeafMean || hi-lo == 1 {
+		return twy / tw
+	}
+	s := g.scratch[:0]
+	for _, sm := range g.s[lo:hi] {
+		s = append(s, leafSample{g.y[sm.row], sm.w})
+	}
+	g.scratch = s
+	return weightedMedian(s, tw)
+}
+
+// weightedMedian returns the smallest y whose cumulative weight reaches
+// half of total (the lower weighted median); it reorders s.
+func weightedMedian(s []leafSample, total float64) float64 {
+	slices.SortFunc(s, func(a, b leafSample) int { return cmp.Compare(a.y, b.y) })
+	half := total / 2
+	var c float64
+	for k, v := range s {
+		c += v.w
+		if c >= half {
+			// Exactly half: average with the next value, like an
+			// unweighted median of an even count.
+			if c == half && k+1 < len(s) {
+				return (v.y + s[k+1].y) / 2
+			}
+			return v.y
+		}
+	}
+	return s[len(s)-1].y
+}
+
+// Predict returns the forest's output for feature vector x (length
+// NumFeatures).
+func (e *Ensemble) Predict(x []float64) float64 {
+	var buf [128]float64
+	vals := buf[:0]
+	if len(e.Trees) > len(buf) {
+		vals = make([]float64, 0, len(e.Trees))
+	}
+	for _, t := range e.Trees {
+		vals = append(vals, t.eval(x))
+	}
+	return combine(vals, e.Quantile)
+}
+
+// combine averages vals (q = 0) or takes their q-quantile; it reorders vals.
+func combine(vals []float64, q float64) float64 {
+	if q == 0 {
+		var s float64
+		for _, v := range vals {
+			s += v
+		}
+		return s / float64(len(vals))
+	}
+	p := q * float64(len(vals)-1)
+	i := int(p)
+	lo := selectK(vals, i)
+	if f := p - float64(i); f > 0 && i+1 < len(vals) {
+		// After selectK, vals[i+1:] holds the larger values.
+		hi := vals[i+1]
+		for _, v := range vals[i+2:] {
+			hi = min(hi, v)
+		}
+		return lo*(1-f) + hi*f
+	}
+	return lo
+}
+
+// selectK reorders v so that v[k] is its k-th smallest value (0-based),
+// v[:k] ≤ v[k] ≤ v[k+1:], and returns it (Hoare's quickselect with a
+// median-of-three pivot; deterministic).
+func selectK(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for hi > lo {
+		if hi-lo < 16 {
+			for a := lo + 1; a <= hi; a++ {
+				for b := a; b > lo && v[b] < v[b-1]; b-- {
+					v[b], v[b-1] = v[b-1], v[b]
+				}
+			}
+			break
+		}
+		m := lo + (hi-lo)/2
+		if v[m] < v[lo] {
+			v[m], v[lo] = v[lo], v[m]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[m] {
+			v[hi], v[m] = v[m], v[hi]
+		}
+		pivot := v[m]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
+}
+
+// lanes is the number of rows one tree walks at once: their walks are
+// independent, so the processor overlaps their cache misses.
+const lanes = 16
+
+// flatTree is a tree laid out for branch-free batch evaluation. Node i
+// sends x left (to i+1) when x[feat] ≤ thr, else to right. A leaf points to
+// itself (feature 0, threshold −Inf, right = i), so every row can take the
+// same number of steps; missing values are replaced by −MaxFloat64
+// beforehand and a "missing goes left" split (threshold −Inf in tree) gets
+// threshold −MaxFloat64, which keeps eval's rule that NaN goes left.
+type flatTree struct {
+	nodes []flatNode
+	value []float64 // leaf values (0 for inner nodes)
+	depth int
+}
+
+type flatNode struct {
+	thr   float64
+	right int32
+	feat  int32
+}
+
+func flatten(t tree) flatTree {
+	f := flatTree{nodes: make([]flatNode, len(t)), value: make([]float64, len(t))}
+	depth := make([]int, len(t))
+	for i, n := range t {
+		if n.Feat < 0 {
+			f.nodes[i] = flatNode{thr: math.Inf(-1), right: int32(i)}
+			f.value[i] = n.Thr
+			f.depth = max(f.depth, depth[i])
+			continue
+		}
+		thr := n.Thr
+		if math.IsInf(thr, -1) {
+			thr = -math.MaxFloat64
+		}
+		f.nodes[i] = flatNode{thr: thr, right: n.Right, feat: n.Feat}
+		depth[i+1], depth[n.Right] = depth[i]+1, depth[i]+1
+	}
+	return f
+}
+
+// evalLanes evaluates t on the rows of xb (row-major, cols wide, NaN
+// replaced by −MaxFloat64) and stores row k's value at out[k*stride].
+func (t *flatTree) evalLanes(xb []float64, cols int, out []float64, stride int) {
+	n := len(xb) / cols
+	var cur [lanes]int32
+	nodes := t.nodes
+	for d := 0; d < t.depth; d++ {
+		moved := int32(0)
+		for k := 0; k < n; k++ {
+			c := cur[k]
+			nd := &nodes[c]
+			v := xb[k*cols+int(nd.feat)]
+			// A branch here is mispredicted half the time; the compiler
+			// turns this into a flag-to-integer move instead.
+			var right int32
+			if v > nd.thr {
+				right = 1
+			}
+			next := c + 1 + right*(nd.right-c-1)
+			moved |= next ^ c
+			cur[k] = next
+		}
+		if moved == 0 {
+			break
+		}
+	}
+	for k := 0; k < n; k++ {
+		out[k*stride] = t.value[cur[k]]
+	}
+}
+
+// predictBlock is the number of rows PredictBatch evaluates tree by tree,
+// so that one tree stays in cache while it sees many rows.
+const predictBlock = 256
+
+// PredictBatch predicts every row of x into out (len x.Rows) using up to
+// workers goroutines (≤ 0: GOMAXPROCS). The result does not depend on
+// workers.
+func (e *Ensemble) PredictBatch(x *Matrix, out []float64, workers int) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nblk := (x.Rows + predictBlock - 1) / predictBlock
+	nt := len(e.Trees)
+	e.flatOnce.Do(func() {
+		e.flat = make([]flatTree, nt)
+		for i, t := range e.Trees {
+			e.flat[i] = flatten(t)
+		}
+	})
+	type buf struct{ vals, xb []float64 }
+	pool := sync.Pool{New: func() any {
+		return &buf{make([]float64, predictBlock*nt), make([]float64, predictBlock*x.Cols)}
+	}}
+	parallel(nblk, workers, func(blk int) {
+		lo := blk * predictBlock
+		hi := min(lo+predictBlock, x.Rows)
+		b := pool.Get().(*buf)
+		xb := b.xb[:(hi-lo)*x.Cols]
+		copy(xb, x.Data[lo*x.Cols:hi*x.Cols])
+		for i, v := range xb {
+			if v != v {
+				xb[i] = -math.MaxFloat64
+			}
+		}
+		for t := range e.flat {
+			ft := &e.flat[t]
+			for r := 0; r < hi-lo; r += lanes {
+				ft.evalLanes(xb[r*x.Cols:min(r+lanes, hi-lo)*x.Cols], x.Cols, b.vals[r*nt+t:], nt)
+			}
+		}
+		for r := lo; r < hi; r++ {
+			out[r] = combine(b.vals[(r-lo)*nt:(r-lo+1)*nt], e.Quantile)
+		}
+		pool.Put(b)
+	})
+}
+
+// Nodes returns the total number of nodes over all trees.
+func (e *Ensemble) Nodes() int {
+	n := 0
+	for _, t := range e.Trees {
+		n += len(t)
+	}
+	return n
+}
