@@ -60,9 +60,9 @@ type Version struct {
 
 // Job is a pending or running job as asrpt sees it.
 type Job struct {
-	ID                              string
+	ID                             string
 	Name, User, Account, Partition string
-	QOS                             string
+	QOS                            string
 	// Priority is Slurm's job priority; 0 means held.
 	Priority uint32
 	// State is Slurm's base job state (PENDING, RUNNING, COMPLETED, ...);

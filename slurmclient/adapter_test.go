@@ -1,0 +1,276 @@
+package slurmclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// prefixes returns the slurm and slurmdb path prefixes of an API version.
+func prefixes(api string) (string, string) {
+	return "/slurm/" + api, "/slurmdb/" + api
+}
+
+// raw decodes a fixture generically, to check the adapter against the
+// recording itself rather than against copied values.
+func raw(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func rawList(m map[string]any, key string) []map[string]any {
+	var out []map[string]any
+	l, _ := m[key].([]any)
+	for _, e := range l {
+		if o, ok := e.(map[string]any); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// rawState returns the first state of a job_state / state value, which is
+// a string in v0.0.38 and an array from v0.0.40 on.
+func rawState(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []any:
+		if len(v) > 0 {
+			s, _ := v[0].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func TestAdapterPing(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "ping")
+			f := newFake(t)
+			p, _ := prefixes(r.api)
+			f.set("GET", p+"/ping", 200, b)
+			v, err := f.client(t, r.api).Ping(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(v.Release, r.rel) || v.API != r.api {
+				t.Errorf("Ping = %+v, want release %s.x, API %s", v, r.rel, r.api)
+			}
+			if h := f.hdr[0]; h.Get("X-SLURM-USER-NAME") != "root" || h.Get("X-SLURM-USER-TOKEN") == "" {
+				t.Errorf("auth headers not sent: %v", h)
+			}
+		})
+	}
+}
+
+func TestAdapterProbe(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "ping")
+			f := newFake(t)
+			p, _ := prefixes(r.api)
+			f.set("GET", p+"/ping", 200, b)
+			c, err := New(ctxT(t), Config{URL: f.srv.URL, TokenFile: testToken(t, "root"), Retries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.APIVersion() != r.api {
+				t.Errorf("probe chose %s, want %s", c.APIVersion(), r.api)
+			}
+		})
+	}
+}
+
+func TestAdapterJobs(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "jobs")
+			f := newFake(t)
+			p, _ := prefixes(r.api)
+			f.set("GET", p+"/jobs", 200, b)
+			jobs, err := f.client(t, r.api).Jobs(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]map[string]any{}
+			for _, j := range rawList(raw(t, b), "jobs") {
+				if st := rawState(j["job_state"]); st == "PENDING" || st == "RUNNING" {
+					want[fmt.Sprint(j["job_id"])] = j
+				}
+			}
+			if len(jobs) != len(want) || len(jobs) == 0 {
+				t.Fatalf("got %d pending/running jobs, recording has %d", len(jobs), len(want))
+			}
+			for _, j := range jobs {
+				w := want[j.ID]
+				if w == nil {
+					t.Fatalf("job %s not in recording", j.ID)
+				}
+				if j.Name != w["name"] || j.User != w["user_name"] || j.Partition != w["partition"] ||
+					j.State != rawState(w["job_state"]) || j.Reason != w["state_reason"] {
+					t.Errorf("job %s = %+v, recording %v/%v/%v/%v/%v", j.ID, j, w["name"], w["user_name"],
+						w["partition"], w["job_state"], w["state_reason"])
+				}
+				if j.Submit.IsZero() {
+					t.Errorf("job %s: no submit time", j.ID)
+				}
+				req, _ := w["tres_req_str"].(string)
+				if strings.Contains(req, "gres/gpu=") != (j.GPUs.Total > 0) {
+					t.Errorf("job %s: GPUs %+v from tres_req_str %q", j.ID, j.GPUs, req)
+				}
+				if j.State == "PENDING" && j.Priority == 0 && !j.Held {
+					t.Errorf("job %s: priority 0 but not held (reason %s)", j.ID, j.Reason)
+				}
+			}
+			if !slices.IsSortedFunc(jobs, func(a, b Job) int { return len(a.ID) - len(b.ID) }) {
+				t.Error("jobs not ordered by id")
+			}
+		})
+	}
+}
+
+func TestAdapterRunningJob(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "job-running")
+			w := rawList(raw(t, b), "jobs")[0]
+			id := fmt.Sprint(w["job_id"])
+			f := newFake(t)
+			p, _ := prefixes(r.api)
+			f.set("GET", p+"/job/"+id, 200, b)
+			j, err := f.client(t, r.api).Job(ctxT(t), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State != "RUNNING" || len(j.Nodes) == 0 {
+				t.Fatalf("job %s: state %s nodes %v", id, j.State, j.Nodes)
+			}
+			n := 0
+			for _, idx := range j.GPUIndices {
+				n += len(idx)
+			}
+			if n != j.GPUs.Total || n == 0 {
+				t.Errorf("job %s: %d GPU indices %v for a request of %+v (gres_detail %v)", id, n, j.GPUIndices, j.GPUs, w["gres_detail"])
+			}
+		})
+	}
+}
+
+func TestAdapterNodes(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "nodes")
+			f := newFake(t)
+			p, _ := prefixes(r.api)
+			f.set("GET", p+"/nodes", 200, b)
+			nodes, err := f.client(t, r.api).Nodes(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rn := rawList(raw(t, b), "nodes")
+			if len(nodes) != len(rn) {
+				t.Fatalf("got %d nodes, recording has %d", len(nodes), len(rn))
+			}
+			drained := 0
+			for _, n := range nodes {
+				if n.GPUs == 0 || n.GPUsUsed > n.GPUs || n.GPUType == "" {
+					t.Errorf("node %+v: GPU counts wrong", n)
+				}
+				if n.Drained() {
+					drained++
+				}
+			}
+			if drained == 0 {
+				t.Error("recording has a drained node; none reported")
+			}
+		})
+	}
+}
+
+func TestAdapterAccounting(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "accounting")
+			f := newFake(t)
+			_, db := prefixes(r.api)
+			f.set("GET", db+"/jobs", 200, b)
+			rj := rawList(raw(t, b), "jobs")
+			var lo, hi int64 = 1 << 62, 0
+			for _, j := range rj {
+				e := int64(j["time"].(map[string]any)["end"].(float64))
+				lo, hi = min(lo, e), max(hi, e)
+			}
+			from, to := time.Unix(lo, 0), time.Unix(hi+1, 0)
+			jobs, err := f.client(t, r.api).AccountingJobs(ctxT(t), from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) == 0 || len(jobs) > len(rj) {
+				t.Fatalf("got %d jobs from %d records", len(jobs), len(rj))
+			}
+			q := f.log[0]
+			if r.api == "v0.0.38" {
+				if !strings.Contains(q, "start_time=") || !strings.Contains(q, "%3A") {
+					t.Errorf("v0.0.38 query %q: want sacct-style time with ':' encoded", q)
+				}
+			} else if !strings.Contains(q, fmt.Sprintf("start_time=%d", lo)) {
+				t.Errorf("query %q: want epoch start_time=%d", q, lo)
+			}
+			for _, j := range jobs {
+				if j.State == "" || j.Submit == 0 || j.User == "" {
+					t.Errorf("job %+v incomplete", j)
+				}
+			}
+			// A window that ends before the first job ends holds none.
+			none, err := f.client(t, r.api).AccountingJobs(ctxT(t), from.Add(-time.Hour), from)
+			if err != nil || len(none) != 0 {
+				t.Errorf("window before all ends: %d jobs, %v", len(none), err)
+			}
+		})
+	}
+}
+
+func TestAdapterErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   error
+	}{
+		{"expired token 24.11", 511, `{"errors":[{"error_number":1007,"error":"Protocol authentication error","source":"slurm_load_jobs()"}]}`, ErrAuth},
+		{"bad token 22.05", 500, `{"errors":[{"error_number":-1,"error":"Unspecified error","source":"slurm_load_jobs"}]}`, ErrAuth},
+		{"no auth", 401, `Authentication failure`, ErrAuth},
+		{"unknown job", 404, `{"errors":[{"error_number":2017,"error":"Invalid job id specified"}]}`, ErrJobGone},
+		{"truncated", 200, `{"jobs":[{"job_id":1,`, ErrBadResponse},
+		{"not json", 200, `<html>`, ErrBadResponse},
+		{"wrong type", 200, `{"jobs":[{"job_id":"x"}]}`, ErrBadResponse},
+		{"no endpoint", 404, `Unable to find requested URL endpoint`, ErrUnsupported},
+		{"malformed query", 400, `Unable to parse query.`, ErrInvalid},
+	}
+	for _, r := range releases {
+		for _, tc := range tests {
+			t.Run(r.rel+"/"+tc.name, func(t *testing.T) {
+				f := newFake(t)
+				p, _ := prefixes(r.api)
+				f.set("GET", p+"/jobs", tc.status, []byte(tc.body))
+				_, err := f.client(t, r.api).Jobs(ctxT(t))
+				if !errors.Is(err, tc.want) {
+					t.Errorf("err = %v, want %v", err, tc.want)
+				}
+				if err != nil && strings.Contains(err.Error(), "c2ln") {
+					t.Errorf("error leaks the token: %v", err)
+				}
+			})
+		}
+	}
+}
