@@ -1,0 +1,223 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+const nativeHeader = "id,submit,user,name,account,partition,qos,gpus,nodes,run_time,time_limit,state,profile,iterations\n"
+
+func TestReadNative(t *testing.T) {
+	full := job.Job{ID: "7", Submit: 1793577600, User: "alice", Name: "train-bert-2026-11-01-run3", Account: "lab1",
+		Partition: "gpu", QOS: "normal", GPUs: 16, Nodes: 2, RunTime: 3600.5, TimeLimit: 7200, State: "COMPLETED",
+		Profile: "bert-large", Iterations: 1000}
+	tests := []struct {
+		name  string
+		file  string
+		input string
+		want  []job.Job
+	}{
+		{"csv all columns", "t.csv", nativeHeader +
+			"7,1793577600,alice,train-bert-2026-11-01-run3,lab1,gpu,normal,16,2,3600.5,7200,completed,bert-large,1000\n",
+			[]job.Job{full}},
+		{"csv minimal columns any order", "t.csv", "run_time,gpus,id,submit\n60,1,b,20\n30,2,a,10\n",
+			[]job.Job{{ID: "a", Submit: 10, GPUs: 2, RunTime: 30}, {ID: "b", Submit: 20, GPUs: 1, RunTime: 60}}},
+		{"csv RFC 3339 submit, empty optional fields", "t.csv", "id,submit,gpus,run_time,time_limit,nodes\n1,2026-11-02T00:00:01Z,1,5,,\n",
+			[]job.Job{{ID: "1", Submit: 1793577601, GPUs: 1, RunTime: 5}}},
+		{"csv quoted name with comma, BOM, spaces", "t.csv", "\ufeffid, submit ,gpus,run_time,name\n1,0,1,5,\"a,b\"\n",
+			[]job.Job{{ID: "1", GPUs: 1, RunTime: 5, Name: "a,b"}}},
+		{"csv sorted by submit then natural id", "t.csv", "id,submit,gpus,run_time\n10,5,1,1\n9,5,1,1\n1,6,1,1\n",
+			[]job.Job{{ID: "9", Submit: 5, GPUs: 1, RunTime: 1}, {ID: "10", Submit: 5, GPUs: 1, RunTime: 1}, {ID: "1", Submit: 6, GPUs: 1, RunTime: 1}}},
+		{"jsonl all fields", "t.jsonl", `{"id":"7","submit":1793577600,"user":"alice","name":"train-bert-2026-11-01-run3","account":"lab1","partition":"gpu","qos":"normal","gpus":16,"nodes":2,"run_time":3600.5,"time_limit":7200,"state":"COMPLETED","profile":"bert-large","iterations":1000}` + "\n",
+			[]job.Job{full}},
+		{"jsonl numeric id, string numbers, nulls, blank lines", "t.jsonl", "\n{\"id\":3,\"submit\":\"2026-11-02T00:00:00Z\",\"gpus\":\"2\",\"run_time\":\"9\",\"user\":null}\n\n",
+			[]job.Job{{ID: "3", Submit: 1793577600, GPUs: 2, RunTime: 9}}},
+		{"content sniffing: JSON without extension", "trace", `{"id":"1","submit":0,"gpus":1,"run_time":1}`,
+			[]job.Job{{ID: "1", GPUs: 1, RunTime: 1}}},
+		{"content sniffing: CSV without extension", "trace", "id,submit,gpus,run_time\n1,0,1,1\n",
+			[]job.Job{{ID: "1", GPUs: 1, RunTime: 1}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Read(strings.NewReader(tc.input), tc.file, Native)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkJobs(t, got)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadNativeBad(t *testing.T) {
+	tests := []struct {
+		name      string
+		file      string
+		input     string
+		line      int
+		field     string
+		is        error // the error must wrap this, when not nil
+		wantParse bool
+	}{
+		{"zero GPUs", "t.csv", "id,submit,gpus,run_time\n1,0,1,5\n2,0,0,5\n", 3, "gpus", ErrValue, true},
+		{"negative GPUs", "t.csv", "id,submit,gpus,run_time\n1,0,-4,5\n", 2, "gpus", ErrValue, true},
+		{"GPUs not a number", "t.csv", "id,submit,gpus,run_time\n1,0,two,5\n", 2, "gpus", nil, true},
+		{"GPUs absurdly large", "t.csv", "id,submit,gpus,run_time\n1,0,99999999999,5\n", 2, "gpus", ErrValue, true},
+		{"zero run time", "t.csv", "id,submit,gpus,run_time\n1,0,1,0\n", 2, "run_time", ErrValue, true},
+		{"negative run time", "t.csv", "id,submit,gpus,run_time\n1,0,1,-5\n", 2, "run_time", ErrValue, true},
+		{"NaN run time", "t.csv", "id,submit,gpus,run_time\n1,0,1,NaN\n", 2, "run_time", ErrValue, true},
+		{"empty run time", "t.csv", "id,submit,gpus,run_time\n1,0,1,\n", 2, "run_time", nil, true},
+		{"negative time limit", "t.csv", "id,submit,gpus,run_time,time_limit\n1,0,1,5,-1\n", 2, "time_limit", ErrValue, true},
+		{"bad submit", "t.csv", "id,submit,gpus,run_time\n1,yesterday,1,5\n", 2, "submit", nil, true},
+		{"infinite submit", "t.csv", "id,submit,gpus,run_time\n1,+Inf,1,5\n", 2, "submit", ErrValue, true},
+		{"empty id", "t.csv", "id,submit,gpus,run_time\n,0,1,5\n", 2, "id", nil, true},
+		{"duplicate id", "t.csv", "id,submit,gpus,run_time\n1,0,1,5\n1,3,1,5\n", 3, "id", ErrValue, true},
+		{"too few fields", "t.csv", "id,submit,gpus,run_time\n1,0,1\n", 2, "", nil, true},
+		{"bare quote", "t.csv", "id,submit,gpus,run_time\n1,0,1,5\n2,0\"x,1,5\n", 3, "", nil, true},
+		{"profile without iterations", "t.csv", "id,submit,gpus,run_time,profile\n1,0,8,5,bert-large\n", 2, "iterations", ErrValue, true},
+		{"iterations without profile", "t.csv", "id,submit,gpus,run_time,iterations\n1,0,8,5,100\n", 2, "profile", ErrValue, true},
+		{"unknown column", "t.csv", "id,submit,gpus,run_time,runtime\n1,0,1,5,5\n", 1, "runtime", ErrHeader, true},
+		{"column twice", "t.csv", "id,submit,gpus,run_time,gpus\n1,0,1,5,1\n", 1, "gpus", ErrHeader, true},
+		{"required column missing", "t.csv", "id,submit,gpus\n1,0,1\n", 1, "run_time", ErrHeader, true},
+		{"empty file", "t.csv", "", 0, "", ErrEmpty, false},
+		{"header only", "t.csv", nativeHeader, 0, "", ErrEmpty, false},
+		{"jsonl empty", "t.jsonl", "\n\n", 0, "", ErrEmpty, false},
+		{"jsonl zero GPUs", "t.jsonl", `{"id":"1","submit":0,"gpus":0,"run_time":1}`, 1, "gpus", ErrValue, true},
+		{"jsonl negative run time", "t.jsonl", "{\"id\":\"1\",\"submit\":0,\"gpus\":1,\"run_time\":1}\n{\"id\":\"2\",\"submit\":0,\"gpus\":1,\"run_time\":-1}", 2, "run_time", ErrValue, true},
+		{"jsonl missing field", "t.jsonl", `{"id":"1","submit":0,"gpus":1}`, 1, "run_time", nil, true},
+		{"jsonl unknown field", "t.jsonl", `{"id":"1","submit":0,"gpus":1,"run_time":1,"zz":1,"gpu":2}`, 1, "gpu", ErrHeader, true},
+		{"jsonl wrong type", "t.jsonl", `{"id":"1","submit":0,"gpus":[1],"run_time":1}`, 1, "gpus", nil, true},
+		{"jsonl not an object", "t.jsonl", "{\"id\":\"1\",\"submit\":0,\"gpus\":1,\"run_time\":1}\n[1,2]\n", 2, "", nil, true},
+		{"jsonl truncated", "t.jsonl", `{"id":"1","submit":0,`, 1, "", nil, true},
+		{"jsonl fractional GPUs", "t.jsonl", `{"id":"1","submit":0,"gpus":1.5,"run_time":1}`, 1, "gpus", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			jobs, err := Read(strings.NewReader(tc.input), tc.file, Native)
+			if err == nil {
+				t.Fatalf("no error; got %+v", jobs)
+			}
+			if jobs != nil {
+				t.Errorf("jobs returned along with an error")
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %q does not wrap %v", err, tc.is)
+			}
+			if !tc.wantParse {
+				return
+			}
+			pe := parseErr(t, err)
+			if pe.File != tc.file || pe.Line != tc.line || pe.Field != tc.field {
+				t.Errorf("error at %s:%d field %q, want %s:%d field %q (%v)", pe.File, pe.Line, pe.Field, tc.file, tc.line, tc.field, err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.file+":") {
+				t.Errorf("error %q does not start with the file name", err)
+			}
+		})
+	}
+}
+
+func TestReadFileNative(t *testing.T) {
+	dir := t.TempDir()
+	jobs := []job.Job{{ID: "1", Submit: 1, GPUs: 1, RunTime: 2}, {ID: "2", Submit: 3, GPUs: 8, RunTime: 4.25, Profile: "resnet50", Iterations: 17}}
+	for _, name := range []string{"a.csv", "a.jsonl", "a.csv.gz"} {
+		var buf bytes.Buffer
+		var err error
+		if strings.Contains(name, "jsonl") {
+			err = WriteJSONL(&buf, jobs)
+		} else {
+			err = WriteCSV(&buf, jobs)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		if strings.HasSuffix(name, ".gz") {
+			data = gzipBytes(t, data)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(p, Native)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, jobs) {
+			t.Errorf("%s: read back %+v, want %+v", name, got, jobs)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing.csv"), Native); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}
+
+// TestGolden writes a small generated trace plus hand-made edge cases in
+// both native forms, compares with testdata/*.golden (rewrite with
+// -update), and reads each back to the same jobs.
+func TestGolden(t *testing.T) {
+	cfg := DefaultGenConfig()
+	cfg.Jobs, cfg.ProfiledShare = 40, 0 // no dependence on the placement catalogue
+	jobs, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = append(jobs,
+		job.Job{ID: "p1", Submit: jobs[len(jobs)-1].Submit + 0.25, User: "zoë", Name: `quote"and,comma`, GPUs: 16, Nodes: 2,
+			RunTime: 1234.5678901234, TimeLimit: 0, State: "COMPLETED", Profile: "gpt2-1.5b", Iterations: 5000},
+		job.Job{ID: "p2", Submit: jobs[len(jobs)-1].Submit + 0.501, Name: "line\nbreak", GPUs: 1, RunTime: 1e-3})
+	for _, tc := range []struct {
+		file  string
+		write func(*bytes.Buffer, []job.Job) error
+	}{
+		{"gen.golden.csv", func(b *bytes.Buffer, j []job.Job) error { return WriteCSV(b, j) }},
+		{"gen.golden.jsonl", func(b *bytes.Buffer, j []job.Job) error { return WriteJSONL(b, j) }},
+	} {
+		var buf bytes.Buffer
+		if err := tc.write(&buf, jobs); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", tc.file)
+		if *update {
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s differs from the golden file (run go test -update if the change is intended)", tc.file)
+		}
+		back, err := Read(bytes.NewReader(buf.Bytes()), tc.file, Native)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, jobs) {
+			for i := range min(len(back), len(jobs)) {
+				if !reflect.DeepEqual(back[i], jobs[i]) {
+					t.Fatalf("%s: job %d read back as %+v, wrote %+v", tc.file, i, back[i], jobs[i])
+				}
+			}
+			t.Fatalf("%s: read back %d jobs, wrote %d", tc.file, len(back), len(jobs))
+		}
+	}
+}
+
+func TestWriteJSONLRejectsNaN(t *testing.T) {
+	var buf bytes.Buffer
+	err := WriteJSONL(&buf, []job.Job{{ID: "1", GPUs: 1, RunTime: nan()}})
+	if err == nil {
+		t.Fatal("no error writing NaN")
+	}
+}
