@@ -154,3 +154,9 @@ func ctxT(t testing.TB) context.Context {
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+type (
+	httpHandlerFunc = http.HandlerFunc
+	responseWriter  = http.ResponseWriter
+	request         = http.Request
+)

@@ -1,0 +1,261 @@
+package slurmclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// jobSim is a fake slurmctld's view of one pending job, rendered in the
+// shape of a recorded job of the API version and changed by POSTs the way
+// the real one was seen to (lab notes §5).
+type jobSim struct {
+	mu   sync.Mutex
+	api  string
+	job  map[string]any // recorded job, mutated
+	resp func(body map[string]any) (int, string)
+}
+
+func newJobSim(t *testing.T, rel, api string) (*jobSim, string) {
+	var m map[string]any
+	if err := json.Unmarshal(fixture(t, rel, "jobs"), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range rawList(m, "jobs") {
+		if rawState(j["job_state"]) == "PENDING" {
+			s := &jobSim{api: api, job: j}
+			s.setGPUs("", 1)
+			return s, fmt.Sprint(j["job_id"])
+		}
+	}
+	t.Skip("no pending job recorded")
+	return nil, ""
+}
+
+func (s *jobSim) setGPUs(typ string, n int) {
+	spec := fmt.Sprintf("gpu:%d", n)
+	if typ != "" {
+		spec = fmt.Sprintf("gpu:%s:%d", typ, n)
+	}
+	if s.api == "v0.0.38" {
+		s.job["tres_per_node"] = "gres:" + spec
+	} else {
+		s.job["tres_per_node"] = "gres/" + spec
+	}
+	s.job["tres_req_str"] = fmt.Sprintf("cpu=1,mem=1000M,node=1,billing=1,gres/gpu=%d", n)
+}
+
+func (s *jobSim) setPriority(p uint32) {
+	if s.api == "v0.0.38" {
+		s.job["priority"] = p
+	} else {
+		s.job["priority"] = map[string]any{"set": true, "infinite": false, "number": p}
+	}
+}
+
+func (s *jobSim) body() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := json.Marshal(map[string]any{"jobs": []any{s.job}, "errors": []any{}, "warnings": []any{}})
+	return b
+}
+
+// apply changes the job by one request body, as slurmctld would.
+func (s *jobSim) apply(b []byte) route {
+	var body map[string]any
+	if err := json.Unmarshal(b, &body); err != nil {
+		return route{400, []byte("Unable to parse query.")}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resp != nil {
+		if st, out := s.resp(body); st != 0 {
+			return route{st, []byte(out)}
+		}
+	}
+	for k, v := range body {
+		switch k {
+		case "priority":
+			if m, ok := v.(map[string]any); ok {
+				v = m["number"]
+			}
+			s.setPriority(uint32(v.(float64)))
+		case "hold":
+			if v.(bool) {
+				s.setPriority(0)
+				s.job["state_reason"] = "JobHeldAdmin"
+			} else {
+				s.setPriority(1) // a release recomputes the priority
+				s.job["state_reason"] = "None"
+			}
+			s.job["hold"] = v
+		case "nodelist":
+			s.job["required_nodes"] = v
+		case "required_nodes":
+			s.job["required_nodes"] = strings.Join(toStrings(v), ",")
+		case "gres", "tres_per_node":
+			g, _, err := parseGPUTres(v.(string))
+			if err != nil {
+				return route{500, []byte(`{"errors":[{"error_number":2115,"error":"Invalid Trackable RESource (TRES) specification"}]}`)}
+			}
+			s.setGPUs(g.typ, g.count)
+		case "comment":
+			s.job["comment"] = v
+		case "nice":
+			s.job["nice"] = v
+		default:
+			return route{200, []byte(fmt.Sprintf(`{"errors":[],"warnings":[{"description":"Ignoring unknown field %q","source":"#/%s/"}]}`, k, k))}
+		}
+	}
+	return route{200, []byte(`{"errors":[],"warnings":[]}`)}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, e := range v.([]any) {
+		out = append(out, e.(string))
+	}
+	return out
+}
+
+func simClient(t *testing.T, rel, api string) (*fakeRest, *jobSim, Client, string) {
+	s, id := newJobSim(t, rel, api)
+	f := newFake(t)
+	p, _ := prefixes(api)
+	f.onPost = func(path string, b []byte) route { return s.apply(b) }
+	f.srv.Config.Handler = wrapGet(f, s, p+"/job/"+id)
+	return f, s, f.client(t, api), id
+}
+
+// wrapGet serves the simulated job on its path and everything else from f.
+func wrapGet(f *fakeRest, s *jobSim, path string) httpHandlerFunc {
+	return func(w responseWriter, r *request) {
+		if r.Method == "GET" && strings.TrimSuffix(r.URL.Path, "/") == path {
+			f.set("GET", path, 200, s.body())
+		}
+		f.serve(w, r)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestUpdateOrderAndBodies(t *testing.T) {
+	want := map[string][]string{
+		"v0.0.38": {`{"hold":false}`, `{"nodelist":"node3,node4"}`, `{"gres":"gpu:2"}`, `{"comment":"asrpt"}`, `{"nice":5}`, `{"priority":1000}`},
+		"v0.0.42": {`{"hold":false}`, `{"required_nodes":["node3","node4"]}`, `{"tres_per_node":"gres/gpu:2"}`, `{"comment":"asrpt"}`, `{"nice":5}`, `{"priority":{"number":1000,"set":true}}`},
+	}
+	want["v0.0.44"] = want["v0.0.42"]
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			f, _, c, id := simClient(t, r.rel, r.api)
+			u := JobUpdate{Hold: ptr(false), RequiredNodes: []string{"node3", "node4"}, GPUsPerNode: ptr(2),
+				Comment: ptr("asrpt"), Nice: ptr(5), Priority: ptr(uint32(1000))}
+			if err := c.UpdateJob(ctxT(t), id, u); err != nil {
+				t.Fatal(err)
+			}
+			var posts []string
+			for i, l := range f.log {
+				if strings.HasPrefix(l, "POST") {
+					posts = append(posts, f.bodies[i])
+				}
+			}
+			if strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
+				t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
+			}
+			j, err := c.Job(ctxT(t), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Priority != 1000 || j.GPUs.PerNode != 2 || j.Comment != "asrpt" || j.Nice != 5 ||
+				strings.Join(j.RequiredNodes, ",") != "node3,node4" {
+				t.Errorf("job after update: %+v", j)
+			}
+		})
+	}
+}
+
+func TestUpdateFailures(t *testing.T) {
+	tests := []struct {
+		name  string
+		u     JobUpdate
+		resp  func(map[string]any) (int, string)
+		want  error
+		posts int
+	}{
+		{name: "zero priority refused before sending", u: JobUpdate{Priority: ptr(uint32(0))}, want: ErrInvalid},
+		{name: "bad node name", u: JobUpdate{RequiredNodes: []string{"node 1"}}, want: ErrInvalid},
+		{name: "empty node list", u: JobUpdate{RequiredNodes: []string{}}, want: ErrInvalid},
+		{name: "GPU count 0", u: JobUpdate{GPUsPerNode: ptr(0)}, want: ErrInvalid},
+		{name: "GPU type with colon", u: JobUpdate{GPUsPerNode: ptr(1), GPUType: "a:b"}, want: ErrInvalid},
+		{name: "comment with newline", u: JobUpdate{Comment: ptr("a\nb")}, want: ErrInvalid},
+		{name: "22.05 unknown key: 200 with errors", u: JobUpdate{Comment: ptr("x")}, posts: 1, want: ErrIgnoredField,
+			resp: func(map[string]any) (int, string) {
+				return 200, `{"errors":[{"description":"Unknown key \"comment\"","error_number":9001,"error":"Failure during parsing"}]}`
+			}},
+		{name: "24.11 warning about our key", u: JobUpdate{Comment: ptr("x")}, posts: 1, want: ErrIgnoredField,
+			resp: func(map[string]any) (int, string) {
+				return 200, `{"errors":[],"warnings":[{"description":"Ignoring unknown field \"comment\"","source":"#/comment/"}]}`
+			}},
+		{name: "permission", u: JobUpdate{Priority: ptr(uint32(5))}, posts: 1, want: ErrPermission,
+			resp: func(map[string]any) (int, string) {
+				return 500, `{"errors":[{"error_number":2002,"error":"Access/permission denied"}]}`
+			}},
+		{name: "held", u: JobUpdate{RequiredNodes: []string{"node2"}}, posts: 1, want: ErrHeld,
+			resp: func(map[string]any) (int, string) {
+				return 500, `{"errors":[{"error_number":2042,"error":"Job is in held state, pending scheduler release"}]}`
+			}},
+		{name: "not persistent", u: JobUpdate{Priority: ptr(uint32(5))}, posts: 1, want: ErrNotPersistent,
+			resp: func(map[string]any) (int, string) {
+				return 500, `{"errors":[{"error_number":2095,"error":"Changes to job priority are not persistent, change nice instead"}]}`
+			}},
+		{name: "success claimed but nothing changed", u: JobUpdate{Comment: ptr("never")}, posts: 1, want: ErrNotApplied,
+			resp: func(map[string]any) (int, string) { return 200, `{"errors":[],"warnings":[]}` }},
+		{name: "stops at first failure", u: JobUpdate{Comment: ptr("c"), Nice: ptr(3)}, posts: 1, want: ErrPermission,
+			resp: func(b map[string]any) (int, string) {
+				return 500, `{"errors":[{"error_number":2010,"error":"Invalid user id"}]}`
+			}},
+	}
+	for _, r := range releases {
+		for _, tc := range tests {
+			t.Run(r.rel+"/"+tc.name, func(t *testing.T) {
+				f, s, c, id := simClient(t, r.rel, r.api)
+				s.resp = tc.resp
+				err := c.UpdateJob(ctxT(t), id, tc.u)
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err = %v, want %v", err, tc.want)
+				}
+				posts := 0
+				for _, l := range f.log {
+					if strings.HasPrefix(l, "POST") {
+						posts++
+					}
+				}
+				if posts != tc.posts {
+					t.Errorf("%d POSTs, want %d", posts, tc.posts)
+				}
+			})
+		}
+	}
+}
+
+// TestUpdateGPULoss reproduces the 26.05 bug: a rejected tres_per_node
+// update drops the job's GPU request; the client must notice.
+func TestUpdateGPULoss(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			_, s, c, id := simClient(t, r.rel, r.api)
+			s.resp = func(b map[string]any) (int, string) {
+				delete(s.job, "tres_per_node")
+				s.job["tres_req_str"] = "cpu=1,mem=1000M,node=1,billing=1"
+				return 422, `{"errors":[{"error_number":2115,"error":"Invalid Trackable RESource (TRES) specification"}]}`
+			}
+			err := c.UpdateJob(ctxT(t), id, JobUpdate{GPUsPerNode: ptr(2)})
+			if !errors.Is(err, ErrNotApplied) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err = %v, want ErrNotApplied and ErrInvalid", err)
+			}
+		})
+	}
+}
