@@ -206,8 +206,11 @@ const (
 func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in interner) (j job.Job, skip skipReason, field string, err error) {
 	idField := sJobIDRaw
 	id := get(sJobIDRaw)
-	if id == "" {
+	if id == "" && pos[sJobID] >= 0 {
 		idField, id = sJobID, get(sJobID)
+	}
+	if pos[sJobIDRaw] < 0 {
+		idField = sJobID
 	}
 	if id == "" {
 		return j, 0, sacctNames[idField], errors.New("empty job id")
