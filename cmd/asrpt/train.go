@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/asrpt/asrpt/predictor"
+)
+
+func init() {
+	register("train", "train the run-time forest on a history and write a model file", runTrain)
+}
+
+func runTrain(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("train", stderr)
+	history := fs.String("history", "", "accounting history `file`")
+	format := fs.String("format", "native", "history format: native, sacct or helios")
+	out := fs.String("o", "", "model `file` to write")
+	ff := addForestFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("%w: -o model file is required", errUsage)
+	}
+	cfg, err := ff.config()
+	if err != nil {
+		return err
+	}
+	jobs, err := readHistory(*history, *format)
+	if err != nil {
+		return err
+	}
+	m, err := predictor.Train(jobs, cfg)
+	if err != nil {
+		return err
+	}
+	if err := m.SaveFile(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trained %d trees (%d nodes) on %d finished jobs; wrote %s\n", len(m.Forest.Trees), m.Forest.Nodes(), m.TrainRows, *out)
+	return nil
+}

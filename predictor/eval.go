@@ -1,0 +1,308 @@
+package predictor
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// EvalConfig sets a time-split evaluation.
+type EvalConfig struct {
+	// Split is the share, in (0, 1), of finished jobs (in submit order)
+	// that forms the training part (default 0.8).
+	Split float64
+	// Forests are the forest settings to evaluate, by name; nil evaluates
+	// one "forest" with DefaultTrainConfig.
+	Forests []NamedTrainConfig
+}
+
+// NamedTrainConfig is a forest setting under a report name.
+type NamedTrainConfig struct {
+	Name   string
+	Config TrainConfig
+}
+
+// EvalReport is the result of Evaluate.
+type EvalReport struct {
+	// Jobs is the number of jobs given; Finished of them finished.
+	Jobs, Finished int
+	// Train is the number of training jobs: the first Split of the
+	// finished jobs by submit time that also ended by CutTime.
+	Train int
+	// Test is the number of test jobs: the finished jobs submitted at or
+	// after CutTime.
+	Test int
+	// CutTime is the submit time of the first test job, Unix seconds.
+	CutTime    float64 `json:"cut_time"`
+	Predictors []PredictorResult
+}
+
+// PredictorResult holds one predictor's errors on the test jobs. Relative
+// error is (predicted − true) / true; true run times below 1 s count as 1 s.
+type PredictorResult struct {
+	Name string `json:"name"`
+	// MAE is the mean absolute error, seconds.
+	MAE float64 `json:"mae_s"`
+	// MedianAbsErr is the median absolute error, seconds.
+	MedianAbsErr float64 `json:"median_abs_err_s"`
+	// MedianRelErr is the median of |relative error|.
+	MedianRelErr float64 `json:"median_rel_err"`
+	// Within10, Within25 and Within50 are the shares of test jobs with
+	// |relative error| ≤ 10%, 25%, 50%.
+	Within10 float64 `json:"within_10pct"`
+	Within25 float64 `json:"within_25pct"`
+	Within50 float64 `json:"within_50pct"`
+	// Bias is the median of predicted/true.
+	Bias float64 `json:"median_ratio"`
+	// Known is the share of test jobs whose own group (as the predictor
+	// defines it) had history.
+	Known float64 `json:"known_share"`
+	// Histogram counts test jobs by relative error.
+	Histogram []Bucket `json:"histogram"`
+}
+
+// Bucket is a histogram bucket: relative errors in (Lo, Hi] (the first
+// bucket includes −1, the last +Inf; JSON gives ±Inf as ±1e308).
+type Bucket struct {
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Count int     `json:"count"`
+}
+
+// bucketEdges are the relative-error histogram edges.
+var bucketEdges = []float64{-1, -0.9, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1, 3, math.MaxFloat64}
+
+// Evaluate runs a time-split evaluation of the forest and the baselines on
+// jobs: the finished jobs are ordered by submit time (never shuffled); the
+// first Split of them, restricted to those that ended (Submit + RunTime)
+// by the first test job's submit time, train the forest; the rest are the
+// test jobs. Features of every job, train or test, come from all the jobs
+// that ended strictly before its submit (online history), so the
+// baselines and the forest see the same history. Baselines:
+//
+//   - limit: the job's time limit (DefaultLimit when it has none);
+//   - last: the last run of the (user, family) group, else of the user;
+//   - family-median: the median of the group's last Window runs, else the
+//     user's;
+//   - user-median: the median of the user's last Window runs.
+//
+// A baseline with no history for the job falls back to the partition's
+// median, then the median over all jobs. Every history-based estimate,
+// the forest's included, is capped at the job's time limit.
+func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
+	if cfg.Split == 0 {
+		cfg.Split = 0.8
+	}
+	if !(cfg.Split > 0 && cfg.Split < 1) {
+		return nil, fmt.Errorf("evaluate: split %g not in (0, 1)", cfg.Split)
+	}
+	if cfg.Forests == nil {
+		cfg.Forests = []NamedTrainConfig{{"forest", DefaultTrainConfig()}}
+	}
+	if err := Validate(jobs); err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	var fin []int
+	for _, i := range SubmitOrder(jobs) {
+		if Finished(&jobs[i]) {
+			fin = append(fin, i)
+		}
+	}
+	if len(fin) == 0 {
+		return nil, fmt.Errorf("evaluate: %w", ErrNoFinished)
+	}
+	nTrain := int(cfg.Split * float64(len(fin)))
+	if nTrain < 1 || nTrain >= len(fin) {
+		return nil, fmt.Errorf("evaluate: %d finished jobs cannot be split %g into non-empty train and test parts", len(fin), cfg.Split)
+	}
+	cut := jobs[fin[nTrain]].Submit
+	// Jobs submitted at the cut time belong to the test part.
+	for nTrain > 0 && jobs[fin[nTrain-1]].Submit == cut {
+		nTrain--
+	}
+	rows := BuildRows(jobs)
+	var trRows []Row
+	var trY []float64
+	var trFailed []bool
+	for _, i := range fin[:nTrain] {
+		if End(&jobs[i]) <= cut {
+			trRows = append(trRows, rows[i])
+			trY = append(trY, logRun(jobs[i].RunTime))
+			trFailed = append(trFailed, Failed(jobs[i].State))
+		}
+	}
+	if len(trRows) == 0 {
+		return nil, fmt.Errorf("evaluate: no training job ended before the first test job was submitted (%g)", cut)
+	}
+	test := fin[nTrain:]
+	if len(test) == 0 {
+		return nil, fmt.Errorf("evaluate: no test job")
+	}
+	rep := &EvalReport{Jobs: len(jobs), Finished: len(fin), Train: len(trRows), Test: len(test), CutTime: cut}
+	teRows := make([]Row, len(test))
+	truth := make([]float64, len(test))
+	for k, i := range test {
+		teRows[k] = rows[i]
+		truth[k] = math.Max(1, jobs[i].RunTime)
+	}
+	knownGroup := make([]bool, len(test))
+	for k := range test {
+		knownGroup[k] = teRows[k].Group.Count > 0
+	}
+	for _, fc := range cfg.Forests {
+		m, err := TrainRows(trRows, trY, trFailed, fc.Config)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate %s: %w", fc.Name, err)
+		}
+		pred := m.PredictRows(teRows)
+		for k, i := range test {
+			pred[k] = capLimit(Estimate{Seconds: pred[k]}, &jobs[i]).Seconds
+		}
+		rep.Predictors = append(rep.Predictors, score(fc.Name, pred, truth, knownGroup))
+	}
+	base := func(name string, f func(j *job.Job, r *Row) (float64, bool)) {
+		pred := make([]float64, len(test))
+		known := make([]bool, len(test))
+		for k, i := range test {
+			s, ok := f(&jobs[i], &teRows[k])
+			if s <= 0 {
+				s = baseFallback(&jobs[i], &teRows[k])
+			}
+			if name != "limit" {
+				s = capLimit(Estimate{Seconds: s}, &jobs[i]).Seconds
+			}
+			pred[k], known[k] = s, ok
+		}
+		rep.Predictors = append(rep.Predictors, score(name, pred, truth, known))
+	}
+	base("limit", func(j *job.Job, _ *Row) (float64, bool) {
+		e := Limit{}.Predict(j)
+		return e.Seconds, e.Known
+	})
+	base("last", func(_ *job.Job, r *Row) (float64, bool) {
+		switch {
+		case r.Group.Count > 0:
+			return math.Exp(r.Group.Last), true
+		case r.User.Count > 0:
+			return math.Exp(r.User.Last), false
+		}
+		return 0, false
+	})
+	base("family-median", func(_ *job.Job, r *Row) (float64, bool) {
+		switch {
+		case r.Group.Count > 0:
+			return math.Exp(r.Group.Median), true
+		case r.User.Count > 0:
+			return math.Exp(r.User.Median), false
+		}
+		return 0, false
+	})
+	base("user-median", func(_ *job.Job, r *Row) (float64, bool) {
+		if r.User.Count > 0 {
+			return math.Exp(r.User.Median), true
+		}
+		return 0, false
+	})
+	return rep, nil
+}
+
+// baseFallback is the baselines' estimate without user history: partition
+// median, then the median over all jobs, then the time limit.
+func baseFallback(j *job.Job, r *Row) float64 {
+	switch {
+	case r.Partition.Count > 0:
+		return math.Exp(r.Partition.Median)
+	case r.All.Count > 0:
+		return math.Exp(r.All.Median)
+	}
+	return Limit{}.Predict(j).Seconds
+}
+
+// score computes a predictor's errors.
+func score(name string, pred, truth []float64, known []bool) PredictorResult {
+	n := len(pred)
+	res := PredictorResult{Name: name}
+	absErr := make([]float64, n)
+	rel := make([]float64, n)
+	absRel := make([]float64, n)
+	ratio := make([]float64, n)
+	nk := 0
+	for i := range pred {
+		absErr[i] = math.Abs(pred[i] - truth[i])
+		res.MAE += absErr[i] / float64(n)
+		rel[i] = (pred[i] - truth[i]) / truth[i]
+		absRel[i] = math.Abs(rel[i])
+		ratio[i] = pred[i] / truth[i]
+		if known[i] {
+			nk++
+		}
+	}
+	share := func(lim float64) float64 {
+		c := 0
+		for _, a := range absRel {
+			if a <= lim+1e-12 {
+				c++
+			}
+		}
+		return float64(c) / float64(n)
+	}
+	res.Within10, res.Within25, res.Within50 = share(0.10), share(0.25), share(0.50)
+	res.Known = float64(nk) / float64(n)
+	slices.Sort(absErr)
+	slices.Sort(absRel)
+	slices.Sort(ratio)
+	res.MedianAbsErr = quantileSorted(absErr, 0.5)
+	res.MedianRelErr = quantileSorted(absRel, 0.5)
+	res.Bias = quantileSorted(ratio, 0.5)
+	for b := 0; b+1 < len(bucketEdges); b++ {
+		res.Histogram = append(res.Histogram, Bucket{Lo: bucketEdges[b], Hi: bucketEdges[b+1]})
+	}
+	for _, r := range rel {
+		b := 0
+		for b+2 < len(bucketEdges) && r > bucketEdges[b+1] {
+			b++
+		}
+		res.Histogram[b].Count++
+	}
+	return res
+}
+
+// WriteText writes the report as aligned tables: the errors per predictor,
+// then the relative-error histogram (share of test jobs per bucket).
+func (r *EvalReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "jobs %d, finished %d, train %d, test %d (cut at %.0f)\n", r.Jobs, r.Finished, r.Train, r.Test, r.CutTime)
+	fmt.Fprintln(tw, "predictor\tMAE s\tmedian abs err s\tmedian |rel err|\twithin 10%\twithin 25%\twithin 50%\tmedian pred/true\tknown\t")
+	for _, p := range r.Predictors {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", p.Name, p.MAE, p.MedianAbsErr, p.MedianRelErr,
+			p.Within10, p.Within25, p.Within50, p.Bias, p.Known)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprint(tw, "rel err\t")
+	if len(r.Predictors) > 0 {
+		for _, b := range r.Predictors[0].Histogram {
+			fmt.Fprintf(tw, "%s\t", bucketLabel(b))
+		}
+	}
+	fmt.Fprintln(tw)
+	for _, p := range r.Predictors {
+		fmt.Fprintf(tw, "%s\t", p.Name)
+		for _, b := range p.Histogram {
+			fmt.Fprintf(tw, "%.3f\t", float64(b.Count)/float64(r.Test))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+func bucketLabel(b Bucket) string {
+	pct := func(x float64) string { return fmt.Sprintf("%+.0f%%", 100*x) }
+	if b.Hi >= math.MaxFloat64 {
+		return ">" + pct(b.Lo)
+	}
+	return pct(b.Lo) + ".." + pct(b.Hi)
+}

@@ -1,0 +1,156 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// TrainConfig sets how a Model is trained.
+type TrainConfig struct {
+	// Forest holds the forest's settings.
+	Forest ForestParams
+	// FailWeight is the training weight of a job that ended in a failure
+	// state (see Failed), relative to 1 for the others: 1 treats all jobs
+	// alike, 0 trains on COMPLETED/TIMEOUT jobs only. The group statistics
+	// still see every job.
+	FailWeight float64
+	// Residual makes the forest learn the difference between a job's log
+	// run time and its baseline (Offset: the group median, else the
+	// user's, partition's or all jobs' median) rather than the log run
+	// time itself, so a tree that finds nothing to add predicts the
+	// family median.
+	Residual bool
+}
+
+// DefaultTrainConfig returns the settings measured best in README.md.
+func DefaultTrainConfig() TrainConfig {
+	p := DefaultForestParams()
+	p.MinSamplesLeaf = 50
+	return TrainConfig{Forest: p, FailWeight: 1, Residual: true}
+}
+
+// Model is a trained run-time model: the category encoder and the forest,
+// whose output is a log run time in seconds. Safe for concurrent Predict.
+type Model struct {
+	Encoder *Encoder
+	Forest  *Ensemble
+	// Config is what the model was trained with (recorded in the file).
+	Config TrainConfig
+	// TrainRows is the number of jobs it was trained on.
+	TrainRows int
+}
+
+// Train validates jobs and trains a model on their finished jobs, each
+// with the features BuildRows gives it (history strictly before its submit
+// time).
+func Train(jobs []job.Job, cfg TrainConfig) (*Model, error) {
+	if err := Validate(jobs); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	rows := BuildRows(jobs)
+	var tr []Row
+	var y []float64
+	var failed []bool
+	for i := range jobs {
+		if Finished(&jobs[i]) {
+			tr = append(tr, rows[i])
+			y = append(y, logRun(jobs[i].RunTime))
+			failed = append(failed, Failed(jobs[i].State))
+		}
+	}
+	if len(tr) == 0 {
+		return nil, fmt.Errorf("train: %w", ErrNoFinished)
+	}
+	return TrainRows(tr, y, failed, cfg)
+}
+
+// TrainRows trains a model on rows with log run time targets y; failed[i]
+// says whether row i ended in a failure state (nil: none did).
+func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model, error) {
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("train: %w", ErrNoFinished)
+	}
+	if !(cfg.FailWeight >= 0) || math.IsInf(cfg.FailWeight, 0) {
+		return nil, fmt.Errorf("train: fail weight %g is not a finite number ≥ 0", cfg.FailWeight)
+	}
+	if cfg.Residual {
+		ry := make([]float64, len(y))
+		for i := range y {
+			ry[i] = y[i] - Offset(&rows[i])
+		}
+		y = ry
+	}
+	enc := FitEncoder(rows, y)
+	nf := NumCat + NumNum
+	x := &Matrix{Rows: len(rows), Cols: nf, Data: make([]float64, 0, len(rows)*nf)}
+	for i := range rows {
+		x.Data = enc.Encode(x.Data, &rows[i])
+	}
+	var w []float64
+	if failed != nil && cfg.FailWeight != 1 {
+		w = make([]float64, len(rows))
+		someOK := false
+		for i := range w {
+			w[i] = 1
+			if failed[i] {
+				w[i] = cfg.FailWeight
+			} else {
+				someOK = true
+			}
+		}
+		if !someOK {
+			// Only failures: learn from them rather than from nothing.
+			w = nil
+		}
+	}
+	f, err := Fit(x, y, w, cfg.Forest)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return &Model{Encoder: enc, Forest: f, Config: cfg, TrainRows: len(rows)}, nil
+}
+
+// Predict returns the predicted run time of the job with features r, in
+// seconds (at least 1).
+func (m *Model) Predict(r *Row) float64 {
+	var buf [64]float64
+	x := m.Encoder.Encode(buf[:0], r)
+	v := m.Forest.Predict(x)
+	if m.Config.Residual {
+		v += Offset(r)
+	}
+	return math.Max(1, math.Exp(v))
+}
+
+// Offset is the baseline log run time of a job with features r: the
+// median of its (user, family) group, else of its user, partition, or all
+// jobs, else log(DefaultLimit).
+func Offset(r *Row) float64 {
+	for _, s := range []*GroupStats{&r.Group, &r.User, &r.Partition, &r.All} {
+		if s.Count > 0 {
+			return s.Median
+		}
+	}
+	return math.Log(DefaultLimit)
+}
+
+// PredictRows predicts every row, in seconds (at least 1), using all
+// cores; the result does not depend on their number.
+func (m *Model) PredictRows(rows []Row) []float64 {
+	nf := NumCat + NumNum
+	x := &Matrix{Rows: len(rows), Cols: nf, Data: make([]float64, 0, len(rows)*nf)}
+	for i := range rows {
+		x.Data = m.Encoder.Encode(x.Data, &rows[i])
+	}
+	out := make([]float64, len(rows))
+	m.Forest.PredictBatch(x, out, 0)
+	for i, v := range out {
+		if m.Config.Residual {
+			v += Offset(&rows[i])
+		}
+		out[i] = math.Max(1, math.Exp(v))
+	}
+	return out
+}
