@@ -183,7 +183,7 @@ func (c *GenConfig) gpuMix() []GPUShare {
 
 // Limit styles: how a user sets time limits.
 const (
-	limitTight    = iota // 1.5 × the family's p95, rounded up to 15 min
+	limitTight    = iota // 1.3 × the family's p90, rounded up to 15 min
 	limitGenerous        // next round value ≥ 2 × p95 (1 h, 2 h, 4 h, ... 7 d)
 	limitMax             // always the partition maximum
 	limitNone            // no limit
@@ -196,6 +196,7 @@ const (
 	tailProb    = 0.03       // share of runs with a Pareto-tailed length
 	tailAlpha   = 1.2        // Pareto shape of the tail multiplier
 	tailMaxMult = 100        // cap on the tail multiplier
+	hangProb    = 0.02       // share of runs that hang and run into their time limit
 )
 
 // roundLimits are the values "generous" users pick from, seconds.
@@ -223,7 +224,7 @@ var modelNames = []string{
 // family is a recurring job of one user.
 type family struct {
 	stem      string
-	template  int // 0: stem-DATE-runN, 1: stem-runN, 2: stem
+	template  int // 0: stem-DATE-runN, 1: stem-runN, 2: stem, 3: stem-XXXXXX (random hex)
 	user      int
 	gpus      int
 	nodes     int
@@ -397,12 +398,14 @@ func (g *gen) makeFamily(u, style, gpus int, v verb) family {
 		f.stem += "-" + string(rune('a'+r.IntN(26))) + strconv.Itoa(r.IntN(10))
 	}
 	switch x := r.Float64(); {
-	case x < 0.5:
+	case x < 0.45:
 		f.template = 0
-	case x < 0.75:
+	case x < 0.7:
 		f.template = 1
-	default:
+	case x < 0.9:
 		f.template = 2
+	default:
+		f.template = 3
 	}
 	// Median run time: log-normal over families, longer for bigger jobs
 	// and for the verb's kind of work.
@@ -422,10 +425,11 @@ func (g *gen) makeFamily(u, style, gpus int, v verb) family {
 		s := f.failP + f.cancelP
 		f.failP, f.cancelP = f.failP/s, f.cancelP/s
 	}
+	p90 := med * math.Exp(1.2816*f.sigma)
 	p95 := med * math.Exp(1.645*f.sigma)
 	switch style {
 	case limitTight:
-		f.limit = math.Ceil(1.5*p95/900) * 900
+		f.limit = math.Ceil(1.3*p90/900) * 900
 	case limitGenerous:
 		f.limit = roundLimits[len(roundLimits)-1]
 		for _, l := range roundLimits {
@@ -464,8 +468,11 @@ func (g *gen) shape(j *job.Job, f *family) {
 		j.State = "CANCELLED"
 		d *= r.Float64()
 	}
+	if j.State == "COMPLETED" && f.limit > 0 && r.Float64() < hangProb {
+		d = f.limit // a hung or diverging run, killed at its limit
+	}
 	d = math.Min(d, maxRunTime)
-	if f.limit > 0 && d > f.limit {
+	if f.limit > 0 && d >= f.limit {
 		j.State = "TIMEOUT"
 		d = f.limit
 	}
@@ -480,22 +487,22 @@ func (g *gen) shape(j *job.Job, f *family) {
 	j.RunTime = math.Max(1, math.Round(d))
 }
 
-// rate returns f(t), the arrival-rate factor at Unix time t: a daily
-// cosine peaking at 15:00 UTC times a weekday/weekend factor, with mean 1
-// over a week.
-func (g *gen) rate(t float64) float64 {
+// arrivalRate returns f(t), the arrival-rate factor at Unix time t: a
+// daily cosine of amplitude diurnal peaking at 15:00 UTC, times weekend on
+// Saturdays and Sundays, scaled so that its mean over a week is 1.
+func arrivalRate(t, diurnal, weekend float64) float64 {
 	const day = 86400
 	h := math.Mod(t, day) / 3600
+	if h < 0 {
+		h += 24
+	}
 	// Unix day 0 (1970-01-01) was a Thursday: weekday 0 = Sunday.
-	wd := (int(math.Floor(t/day)) + 4) % 7
-	if wd < 0 {
-		wd += 7
-	}
-	week := 7 / (5 + 2*g.cfg.Weekend)
+	wd := (int(math.Floor(t/day))%7 + 7 + 4) % 7
+	week := 7 / (5 + 2*weekend)
 	if wd == 0 || wd == 6 {
-		week *= g.cfg.Weekend
+		week *= weekend
 	}
-	return (1 + g.cfg.Diurnal*math.Cos(2*math.Pi*(h-15)/24)) * week
+	return (1 + diurnal*math.Cos(2*math.Pi*(h-15)/24)) * week
 }
 
 // arrivals sets the submit times by thinning a Poisson process of rate
@@ -509,7 +516,7 @@ func (g *gen) arrivals(jobs []job.Job, lambda0 float64) {
 	for k := range jobs {
 		for {
 			t += g.rng.ExpFloat64() / top
-			if g.rng.Float64()*fmax <= g.rate(t) {
+			if g.rng.Float64()*fmax <= arrivalRate(t, g.cfg.Diurnal, g.cfg.Weekend) {
 				break
 			}
 		}
@@ -519,7 +526,8 @@ func (g *gen) arrivals(jobs []job.Job, lambda0 float64) {
 
 // names sets ids and job names. Names follow the family template:
 // "train-bert-large-2026-11-02-run3" (stem, submit date in UTC, run
-// number), "train-bert-large-run3", or the bare stem.
+// number), "train-bert-large-run3", the bare stem, or a one-off
+// "train-bert-large-3f9a2c" (six random hex digits per run).
 func (g *gen) names(jobs []job.Job, fam, runs []int32) {
 	var (
 		buf     []byte
@@ -530,8 +538,15 @@ func (g *gen) names(jobs []job.Job, fam, runs []int32) {
 		j := &jobs[k]
 		j.ID = strconv.Itoa(k + 1)
 		f := &g.families[fam[k]]
-		if f.template == 2 {
+		switch f.template {
+		case 2:
 			j.Name = f.stem
+			continue
+		case 3:
+			buf = append(append(buf[:0], f.stem...), '-')
+			buf = strconv.AppendUint(buf, g.rng.Uint64()&0xffffff|0x1000000, 16)
+			buf = append(buf[:len(buf)-7], buf[len(buf)-6:]...) // six hex digits
+			j.Name = string(buf)
 			continue
 		}
 		buf = append(buf[:0], f.stem...)

@@ -111,9 +111,9 @@ func sharedTrace(t testing.TB, dir, file string) string {
 // their READMEs state (15,000 rows; Helios 4,204 CPU jobs; Philly none).
 func TestReadHeliosExcerpts(t *testing.T) {
 	tests := []struct {
-		dir, file    string
-		noGPU int
-		span         float64 // seconds from first to last submission, about
+		dir, file string
+		noGPU     int
+		span      float64 // seconds from first to last submission, about
 	}{
 		{"helios-15k-excerpt", "helios_data_training.csv", 4204, 1.74e6},
 		{"philly-15k-excerpt", "philly_data_training.csv", 0, 4.98e6},

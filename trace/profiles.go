@@ -19,7 +19,7 @@ type profChoice struct {
 // profileSource offers the generator catalogue profiles per GPU count,
 // computing α_min once per (model, GPU count).
 type profileSource struct {
-	c      *cluster.Cluster
+	pl     *placement.Placer
 	models []string
 	byGPUs map[int][]profChoice
 }
@@ -29,7 +29,7 @@ func newProfileSource(nodes, gpusPerNode int) (*profileSource, error) {
 	if len(models) == 0 {
 		return nil, fmt.Errorf("%w: profiled share > 0 but the placement catalogue is empty", ErrConfig)
 	}
-	return &profileSource{c: cluster.Uniform(nodes, gpusPerNode), models: models, byGPUs: map[int][]profChoice{}}, nil
+	return &profileSource{pl: placement.NewPlacer(cluster.Uniform(nodes, gpusPerNode)), models: models, byGPUs: map[int][]profChoice{}}, nil
 }
 
 // pick draws a catalogue model that has a configuration for gpus GPUs,
@@ -42,8 +42,8 @@ func (s *profileSource) pick(r *rand.Rand, gpus int) (model string, alpha float6
 			if err != nil {
 				continue
 			}
-			a, err := alphaMin(s.c, p)
-			if err != nil || !(a > 0) || !finite(a) {
+			a, _ := s.pl.Bounds(p)
+			if !(a > 0) || !finite(a) {
 				continue
 			}
 			ch = append(ch, profChoice{m, a})
