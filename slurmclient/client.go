@@ -149,7 +149,8 @@ type JobUpdate struct {
 	GPUType     string
 	// Comment sets the job comment (at most 1024 bytes, no control bytes).
 	Comment *string
-	// Nice sets the nice value, in [-2147483645, 2147483645].
+	// Nice sets the nice value, in [-2147483645, 2147483645]. It cannot be
+	// combined with Priority: slurmctld resets nice when it sets a priority.
 	Nice *int
 	// Hold holds (true) or releases (false) the job. A release is sent
 	// first and makes Slurm recompute the priority, so set Priority in the

@@ -187,6 +187,10 @@ func validate(id string, u JobUpdate) error {
 	if u.Nice != nil && (*u.Nice < -2147483645 || *u.Nice > 2147483645) {
 		return bad("nice", "%d outside [-2147483645, 2147483645]", *u.Nice)
 	}
+	if u.Nice != nil && u.Priority != nil {
+		// slurmctld resets nice to 0 when it sets an explicit priority.
+		return bad("nice", "cannot be set together with priority (an explicit priority resets nice)")
+	}
 	return nil
 }
 
@@ -259,7 +263,8 @@ func update(ctx context.Context, r *rest, a interface {
 	if err != nil {
 		return err
 	}
-	for _, f := range plan(u, a) {
+	steps := plan(u, a)
+	for _, f := range steps {
 		keys := make([]string, 0, len(f.body))
 		for k := range f.body {
 			keys = append(keys, k)
@@ -281,6 +286,12 @@ func update(ctx context.Context, r *rest, a interface {
 			return fmt.Errorf("job %s: %w: %s", id, ErrNotApplied, f.name)
 		}
 		before = after
+	}
+	// A later field may undo an earlier one: check them all on the last read.
+	for _, f := range steps {
+		if !f.verify(before) {
+			return fmt.Errorf("job %s: %w: %s undone by a later change", id, ErrNotApplied, f.name)
+		}
 	}
 	return nil
 }

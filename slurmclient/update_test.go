@@ -144,15 +144,15 @@ func ptr[T any](v T) *T { return &v }
 
 func TestUpdateOrderAndBodies(t *testing.T) {
 	want := map[string][]string{
-		"v0.0.38": {`{"hold":false}`, `{"nodelist":"node3,node4"}`, `{"gres":"gpu:2"}`, `{"comment":"asrpt"}`, `{"nice":5}`, `{"priority":1000}`},
-		"v0.0.42": {`{"hold":false}`, `{"required_nodes":["node3","node4"]}`, `{"tres_per_node":"gres/gpu:2"}`, `{"comment":"asrpt"}`, `{"nice":5}`, `{"priority":{"number":1000,"set":true}}`},
+		"v0.0.38": {`{"hold":false}`, `{"nodelist":"node3,node4"}`, `{"gres":"gpu:2"}`, `{"comment":"asrpt"}`, `{"priority":1000}`},
+		"v0.0.42": {`{"hold":false}`, `{"required_nodes":["node3","node4"]}`, `{"tres_per_node":"gres/gpu:2"}`, `{"comment":"asrpt"}`, `{"priority":{"number":1000,"set":true}}`},
 	}
 	want["v0.0.44"] = want["v0.0.42"]
 	for _, r := range releases {
 		t.Run(r.rel, func(t *testing.T) {
 			f, _, c, id := simClient(t, r.rel, r.api)
 			u := JobUpdate{Hold: ptr(false), RequiredNodes: []string{"node3", "node4"}, GPUsPerNode: ptr(2),
-				Comment: ptr("asrpt"), Nice: ptr(5), Priority: ptr(uint32(1000))}
+				Comment: ptr("asrpt"), Priority: ptr(uint32(1000))}
 			if err := c.UpdateJob(ctxT(t), id, u); err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +169,7 @@ func TestUpdateOrderAndBodies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if j.Priority != 1000 || j.GPUs.PerNode != 2 || j.Comment != "asrpt" || j.Nice != 5 ||
+			if j.Priority != 1000 || j.GPUs.PerNode != 2 || j.Comment != "asrpt" ||
 				strings.Join(j.RequiredNodes, ",") != "node3,node4" {
 				t.Errorf("job after update: %+v", j)
 			}
@@ -191,6 +191,7 @@ func TestUpdateFailures(t *testing.T) {
 		{name: "GPU count 0", u: JobUpdate{GPUsPerNode: ptr(0)}, want: ErrInvalid},
 		{name: "GPU type with colon", u: JobUpdate{GPUsPerNode: ptr(1), GPUType: "a:b"}, want: ErrInvalid},
 		{name: "comment with newline", u: JobUpdate{Comment: ptr("a\nb")}, want: ErrInvalid},
+		{name: "nice with priority", u: JobUpdate{Nice: ptr(1), Priority: ptr(uint32(9))}, want: ErrInvalid},
 		{name: "22.05 unknown key: 200 with errors", u: JobUpdate{Comment: ptr("x")}, posts: 1, want: ErrIgnoredField,
 			resp: func(map[string]any) (int, string) {
 				return 200, `{"errors":[{"description":"Unknown key \"comment\"","error_number":9001,"error":"Failure during parsing"}]}`
