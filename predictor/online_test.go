@@ -1,0 +1,190 @@
+package predictor
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// replay drives p like the simulator: Predict at each submit, Observe at
+// each end (Submit + RunTime), in time order (ends before submits at equal
+// times), and returns the estimates by job index.
+func replay(p Predictor, jobs []job.Job) []Estimate {
+	type ev struct {
+		t   float64
+		end bool
+		i   int
+	}
+	var evs []ev
+	for i := range jobs {
+		evs = append(evs, ev{jobs[i].Submit, false, i}, ev{End(&jobs[i]), true, i})
+	}
+	slices.SortStableFunc(evs, func(a, b ev) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if a.end != b.end {
+			if a.end {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	out := make([]Estimate, len(jobs))
+	for _, e := range evs {
+		if e.end {
+			p.Observe(&jobs[e.i], e.t)
+		} else {
+			out[e.i] = p.Predict(&jobs[e.i])
+		}
+	}
+	return out
+}
+
+func smallOnline() Config {
+	c := DefaultConfig()
+	c.Train.Forest.Trees, c.Train.Forest.MinSamplesLeaf = 10, 5
+	c.RetrainEvery, c.MinTrainJobs = 6 * 3600, 50
+	return c
+}
+
+func TestForestOnline(t *testing.T) {
+	jobs := recurring(1500, 4)
+	f, err := NewForest(smallOnline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := replay(f, jobs)
+	if f.Trainings() < 2 {
+		t.Fatalf("trained %d times, want retraining", f.Trainings())
+	}
+	// The same calls give the same answers.
+	g, _ := NewForest(smallOnline())
+	if again := replay(g, jobs); !slices.Equal(est, again) {
+		t.Fatal("two replays of the same trace differ")
+	}
+	// The online features equal the offline ones (no leakage either way).
+	rows := BuildRows(jobs)
+	var errForest, errLimit float64
+	for i := range jobs {
+		if est[i].Known != (rows[i].Group.Count > 0) {
+			t.Fatalf("job %d: Known=%v with %d group runs", i, est[i].Known, rows[i].Group.Count)
+		}
+		if est[i].Seconds <= 0 || est[i].Seconds > jobs[i].TimeLimit {
+			t.Fatalf("job %d: estimate %g outside (0, limit %g]", i, est[i].Seconds, jobs[i].TimeLimit)
+		}
+		if i > len(jobs)/2 {
+			errForest += math.Abs(est[i].Seconds - jobs[i].RunTime)
+			errLimit += math.Abs(jobs[i].TimeLimit - jobs[i].RunTime)
+		}
+	}
+	if errForest > errLimit/10 {
+		t.Errorf("forest error %g not well below the time limit's %g", errForest, errLimit)
+	}
+}
+
+func TestForestFallback(t *testing.T) {
+	f, _ := NewForest(smallOnline())
+	seen := &job.Job{ID: "1", User: "alice", Name: "a-run1", Partition: "gpu", Submit: 0, RunTime: 100, State: "COMPLETED"}
+	f.Predict(seen)
+	f.Observe(seen, 100)
+	for _, tc := range []struct {
+		name  string
+		j     job.Job
+		known bool
+		want  float64
+	}{
+		{"same group", job.Job{ID: "2", User: "alice", Name: "a-run2", Submit: 200}, true, 100},
+		{"same group, capped at limit", job.Job{ID: "3", User: "alice", Name: "a-run3", Submit: 200, TimeLimit: 60}, true, 60},
+		{"user known", job.Job{ID: "4", User: "alice", Name: "b", Submit: 200}, false, 100},
+		{"partition known", job.Job{ID: "5", User: "bob", Partition: "gpu", Submit: 200}, false, 100},
+		{"time limit", job.Job{ID: "6", User: "bob", Partition: "cpu", Submit: 200, TimeLimit: 500}, false, 500},
+		{"nothing", job.Job{ID: "7", User: "bob", Partition: "cpu", Submit: 200}, false, DefaultLimit},
+		// Finished at 100, not before 100: not yet history.
+		{"ends at submit", job.Job{ID: "8", User: "alice", Name: "a", Submit: 100}, false, 0},
+	} {
+		if tc.name == "ends at submit" {
+			g, _ := NewForest(smallOnline())
+			g.Observe(seen, 100)
+			if e := g.Predict(&tc.j); e.Known {
+				t.Errorf("%s: a job that ended at the submit time counted as history", tc.name)
+			}
+			continue
+		}
+		e := f.Predict(&tc.j)
+		if e.Known != tc.known || math.Abs(e.Seconds-tc.want) > 1e-9 {
+			t.Errorf("%s: %+v, want {%g %v}", tc.name, e, tc.want, tc.known)
+		}
+	}
+}
+
+func TestByName(t *testing.T) {
+	for _, n := range Names() {
+		p, err := ByName(n, Config{})
+		if err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		if p.Name() != n {
+			t.Errorf("ByName(%q).Name() = %q", n, p.Name())
+		}
+	}
+	if _, err := ByName("oracle2", Config{}); err == nil || !strings.Contains(err.Error(), "known: oracle, limit, mean, forest") {
+		t.Errorf("unknown name: %v", err)
+	}
+	if _, err := ByName("forest", Config{RetrainEvery: -1}); err == nil {
+		t.Error("negative retrain interval accepted")
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	jobs := recurring(2000, 6)
+	cfg := DefaultTrainConfig()
+	cfg.Forest.Trees = 20
+	rep, err := Evaluate(jobs, EvalConfig{Split: 0.75, Forests: []NamedTrainConfig{{"forest", cfg}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Test < 400 || rep.Train < 1000 {
+		t.Fatalf("train %d, test %d", rep.Train, rep.Test)
+	}
+	by := map[string]PredictorResult{}
+	for _, p := range rep.Predictors {
+		by[p.Name] = p
+		n := 0
+		for _, b := range p.Histogram {
+			n += b.Count
+		}
+		if n != rep.Test {
+			t.Errorf("%s: histogram holds %d jobs, want %d", p.Name, n, rep.Test)
+		}
+		if !(p.Within10 <= p.Within25 && p.Within25 <= p.Within50) {
+			t.Errorf("%s: within shares not monotone", p.Name)
+		}
+	}
+	for _, n := range []string{"forest", "limit", "last", "family-median", "user-median"} {
+		if _, ok := by[n]; !ok {
+			t.Fatalf("no result for %s", n)
+		}
+	}
+	// On this workload families have distinct run times: history beats the
+	// limit by far, and the forest does at least as well as the user median.
+	if by["forest"].MAE > by["user-median"].MAE || by["family-median"].MAE > by["limit"].MAE/5 {
+		t.Errorf("MAE forest %g, user median %g, family median %g, limit %g", by["forest"].MAE, by["user-median"].MAE,
+			by["family-median"].MAE, by["limit"].MAE)
+	}
+	var sb strings.Builder
+	if err := rep.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "family-median") {
+		t.Errorf("text report: %v\n%s", err, sb.String())
+	}
+	if _, err := Evaluate(jobs[:1], EvalConfig{}); err == nil {
+		t.Error("a single job was split")
+	}
+	if _, err := Evaluate(jobs, EvalConfig{Split: 1.5}); err == nil {
+		t.Error("split 1.5 accepted")
+	}
+}
