@@ -126,7 +126,7 @@ func ParseGresConf(r io.Reader, name string, src Source) (*GresConf, Problems) {
 			g.Files = files
 		}
 		if g.Name == "" {
-			if g.AutoDetect != "" {
+			if g.AutoDetect != "" && len(g.Files) == 0 && g.Type == "" && !g.CountSet && g.Links == nil && g.Cores == "" {
 				if g.NodeName == "" {
 					gc.AutoDetect = g.AutoDetect
 				}

@@ -281,10 +281,12 @@ func CompressHostlist(hosts []string) string {
 	type key struct{ prefix, suffix string }
 	groups := make(map[key][]hostName)
 	var plain []string
+	seen := make(map[string]bool, len(hosts))
 	for _, h := range hosts {
-		if h == "" {
+		if h == "" || seen[h] {
 			continue
 		}
+		seen[h] = true
 		hn := splitHostName(h)
 		if hn.digits == "" {
 			plain = append(plain, h)
@@ -309,10 +311,7 @@ func CompressHostlist(hosts []string) string {
 	}
 	var items []item
 	sort.Strings(plain)
-	for i, p := range plain {
-		if i > 0 && p == plain[i-1] {
-			continue
-		}
+	for _, p := range plain {
 		items = append(items, item{p, p})
 	}
 	for _, k := range keys {
@@ -339,10 +338,6 @@ func CompressHostlist(hosts []string) string {
 			loDigits := hs[i].digits
 			for j := i + 1; j < len(hs); j++ {
 				if used[j] {
-					continue
-				}
-				if hs[j].num == hi && hs[j].digits == hs[i].digits {
-					used[j] = true // exact duplicate
 					continue
 				}
 				if hs[j].num == hi {
