@@ -49,7 +49,7 @@ func replay(p Predictor, jobs []job.Job) []Estimate {
 func smallOnline() Config {
 	c := DefaultConfig()
 	c.Train.Forest.Trees, c.Train.Forest.MinSamplesLeaf = 10, 5
-	c.RetrainEvery, c.MinTrainJobs = 6 * 3600, 50
+	c.RetrainEvery, c.MinTrainJobs = 6*3600, 50
 	return c
 }
 
