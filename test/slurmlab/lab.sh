@@ -113,9 +113,9 @@ as_user() {
 	gid=$uid
 	local envs=(PATH=$PATHV SLURM_CONF=$V_CONF/slurm.conf HOME=/home/$u USER=$u LOGNAME=$u LANG=C.UTF-8)
 	if [[ $KIND == host ]]; then
-		setpriv --reuid="$uid" --regid="$gid" --init-groups env -i "${envs[@]}" "$@"
+		exec setpriv --reuid="$uid" --regid="$gid" --init-groups env -i "${envs[@]}" "$@"
 	else
-		chroot --userspec="$uid:$gid" --groups="$gid" "$ROOT" /usr/bin/env -i "${envs[@]}" "$@"
+		exec chroot --userspec="$uid:$gid" --groups="$gid" "$ROOT" /usr/bin/env -i "${envs[@]}" "$@"
 	fi
 }
 
@@ -735,8 +735,9 @@ cmd=${1:-}
 [[ -n $cmd ]] || { sed -n '2,19p' "$SELF" | sed 's/^# \{0,1\}//'; exit 2; }
 shift
 case $cmd in
-_in) # internal: _in VERSION CMD… (used for background starts)
-	lab "$1"; shift
+exec | _in)
+	# The command replaces this script (same PID), so signals reach it.
+	lab "${1:?usage: lab.sh exec VERSION CMD…}"; shift
 	[[ $KIND == host ]] && exec env -i PATH=$PATHV SLURM_CONF=$V_CONF/slurm.conf SLURMLAB_INSTANCE=$INSTANCE HOME=/root LANG=C.UTF-8 "$@"
 	exec chroot "$ROOT" /usr/bin/env -i PATH=$PATHV SLURM_CONF=$V_CONF/slurm.conf SLURMLAB_INSTANCE=$INSTANCE HOME=/root LANG=C.UTF-8 "$@"
 	;;
@@ -752,7 +753,6 @@ down | status)
 	done
 	exit $rc
 	;;
-exec) lab "${1:?usage: lab.sh exec VERSION CMD…}"; shift; in_lab "$@" ;;
 as) lab "${1:?usage: lab.sh as VERSION USER CMD…}"; u=${2:?user}; shift 2; as_user "$u" "$@" ;;
 token) lab "${1:?usage: lab.sh token VERSION USER [LIFESPAN_S]}"; token_for "${2:?user}" "${3:-1800}" ;;
 sched)
