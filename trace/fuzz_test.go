@@ -1,0 +1,76 @@
+package trace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fuzzRead reads data in format f under name and checks that a success
+// honours the reader contract. Inputs are capped so that each run stays
+// small; the readers themselves bound a line at 1 MiB.
+func fuzzRead(t *testing.T, data []byte, name string, f Format) {
+	if len(data) > 1<<16 {
+		return
+	}
+	jobs, st, err := ReadStats(bytes.NewReader(data), name, f, Options{})
+	if err != nil {
+		if jobs != nil {
+			t.Fatalf("jobs returned with error %v", err)
+		}
+		return
+	}
+	checkJobs(t, jobs)
+	if st.Jobs != len(jobs) || st.Rows < st.Jobs {
+		t.Fatalf("stats %+v for %d jobs", st, len(jobs))
+	}
+	// Whatever was read writes back and reads again to the same jobs.
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, jobs); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Read(&buf, "again.csv", Native)
+	if err != nil {
+		t.Fatalf("re-reading the written trace: %v", err)
+	}
+	if len(again) != len(jobs) {
+		t.Fatalf("re-read %d jobs of %d", len(again), len(jobs))
+	}
+}
+
+func addFiles(f *testing.F, pattern string) {
+	files, _ := filepath.Glob(pattern)
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil && len(b) <= 1<<16 {
+			f.Add(b)
+		}
+	}
+}
+
+func FuzzReadNativeCSV(f *testing.F) {
+	f.Add([]byte(nativeHeader + "7,1793577600,alice,train,lab1,gpu,normal,16,2,3600.5,7200,COMPLETED,bert-large,1000\n"))
+	f.Add([]byte("id,submit,gpus,run_time\n1,2026-11-02T00:00:01Z,1,5\n2,\"0\",2,1e3\n"))
+	f.Add([]byte("id,submit,gpus,run_time\n1,0,0,5\n"))
+	addFiles(f, "testdata/*.csv")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.csv", Native) })
+}
+
+func FuzzReadJSONL(f *testing.F) {
+	f.Add([]byte(`{"id":"7","submit":1793577600,"gpus":16,"run_time":3600.5,"profile":"bert-large","iterations":1000}` + "\n"))
+	f.Add([]byte("{\"id\":3,\"submit\":\"2026-11-02T00:00:00Z\",\"gpus\":\"2\",\"run_time\":\"9\",\"user\":null}\n\n"))
+	addFiles(f, "testdata/*.jsonl")
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.jsonl", Native) })
+}
+
+func FuzzReadSacct(f *testing.F) {
+	addFiles(f, "testdata/sacct/*.txt")
+	f.Add([]byte("JobID|JobName|User|Submit|Elapsed|Timelimit|NodeList|ReqTRES|State\n1_2|a|u|2026-01-01T00:00:00|1-00:00:01|UNLIMITED|n[1-3]|gres/gpu:a=2,gres/gpu:b=1|CANCELLED by 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.sacct", Sacct) })
+}
+
+func FuzzReadHelios(f *testing.F) {
+	f.Add([]byte(heliosHeader + "0,1,1,1,1,0,84,0,Pass\n1,1,0,4,1,94,87,0,Pass\n2,2,8,64,1,6,30,0,Failed\n"))
+	f.Add([]byte("run_time,interval,gpu_num,user\n10,5,1,7\n0,5,1,7\n"))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.csv", Helios) })
+}
