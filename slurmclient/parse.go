@@ -149,6 +149,8 @@ func parseGPUEntry(e string) (gpuSpec, error) {
 	case 1:
 		if c, err := parseCount(fields[0]); err == nil {
 			g.count = c
+		} else if strings.Trim(fields[0], "0123456789") == "" {
+			return g, err
 		} else {
 			g.typ, g.count = fields[0], 1
 		}
