@@ -179,8 +179,7 @@ func (t *transport) do(ctx context.Context, method, path string, query url.Value
 			}
 		}
 		r, err := t.once(ctx, method, u.String(), body)
-		if err == nil && (r.status == 502 || r.status == 503 || r.status == 504) {
-			last = fmt.Errorf("%s %s: %w: HTTP %d", method, path, ErrServer, r.status)
+		if err == nil && i+1 < attempts && (r.status == 502 || r.status == 503 || r.status == 504) {
 			continue
 		}
 		if err == nil {
