@@ -619,11 +619,14 @@ write_env() {
 # ----------------------------------------------------------------- stop
 # stop_one NAME: TERM the recorded PID, wait, then KILL.
 stop_one() {
-	local pid i
+	local pid i t0
 	pid=$(saved "$1") || { rm -f "$PIDS/$1"; return 0; }
+	t0=$(now)
 	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 100; i++)); do alive "$pid" || break; sleep 0.05; done
+	for ((i = 0; i < 200; i++)); do alive "$pid" || break; sleep 0.05; done
+	[[ ${SLURMLAB_DEBUG:-0} == 1 ]] && log "stopped $1 in $(elapsed "$t0") s"
 	if alive "$pid"; then
+		log "$1 (pid $pid) ignored SIGTERM for 10 s: SIGKILL"
 		kill -KILL "$pid" 2>/dev/null || true
 		for ((i = 0; i < 40; i++)); do alive "$pid" || break; sleep 0.05; done
 	fi
@@ -633,16 +636,11 @@ stop_one() {
 # leftovers: processes started by this lab's daemons (slurmstepd, jobs):
 # those carrying our marker in their environment, or living in our chroot.
 leftovers() {
-	local p root
-	for p in /proc/[0-9]*; do
-		p=${p#/proc/}
-		[[ $p == "$$" || $p == "$BASHPID" ]] && continue
-		alive "$p" || continue
-		if [[ -n $ROOT ]]; then
-			root=$(readlink "/proc/$p/root" 2>/dev/null) || continue
-			[[ $root == "$ROOT" ]] && { echo "$p"; continue; }
-		fi
-		{ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "SLURMLAB_INSTANCE=$INSTANCE" && echo "$p"
+	{
+		grep -lzx "SLURMLAB_INSTANCE=$INSTANCE" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
+		[[ -n $ROOT ]] && find /proc -mindepth 2 -maxdepth 2 -name root -lname "$ROOT" 2>/dev/null | cut -d/ -f3
+	} | sort -un | while read -r p; do
+		[[ $p == "$$" ]] || ! alive "$p" || echo "$p"
 	done
 	return 0
 }
@@ -717,14 +715,22 @@ do_up() {
 }
 
 do_status() {
-	local name pid rc=0 n names=(munged mariadbd slurmdbd slurmctld)
+	local name pid rc=0 n rss pss trss=0 tpss=0 names=(munged mariadbd slurmdbd slurmctld)
 	for ((n = 1; n <= NODES; n++)); do names+=("slurmd-node$n"); done
 	names+=(slurmrestd-jwt slurmrestd-local)
-	[[ $KIND == host ]] && names=("${names[@]:1}") # the host's munged may not be ours
+	printf '%-18s %-8s %8s %8s\n' daemon pid RSS_KiB PSS_KiB
 	for name in "${names[@]}"; do
-		if pid=$(saved "$name"); then printf '%-18s %s\n' "$name" "running (pid $pid)"
-		else printf '%-18s %s\n' "$name" "stopped"; rc=1; fi
+		if pid=$(saved "$name"); then
+			read -r rss pss < <(awk '/^Rss:/{r=$2} /^Pss:/{p=$2} END{print r+0, p+0}' "/proc/$pid/smaps_rollup" 2>/dev/null || echo "0 0")
+			trss=$((trss + rss)) tpss=$((tpss + pss))
+			printf '%-18s %-8s %8s %8s\n' "$name" "$pid" "$rss" "$pss"
+		elif [[ $name == munged && $KIND == host ]]; then
+			printf '%-18s %s\n' "$name" "(the host's own, not started by this lab)"
+		else
+			printf '%-18s %s\n' "$name" "stopped"; rc=1
+		fi
 	done
+	printf '%-18s %-8s %8s %8s\n' total "" "$trss" "$tpss"
 	[[ -f $ENV_FILE ]] && echo "env file: $ENV_FILE"
 	return $rc
 }
