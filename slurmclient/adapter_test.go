@@ -59,6 +59,7 @@ func TestAdapterPing(t *testing.T) {
 			f := newFake(t)
 			p, _ := prefixes(r.api)
 			f.set("GET", p+"/ping", 200, b)
+			f.set("GET", p+"/nodes", 304, nil)
 			v, err := f.client(t, r.api).Ping(ctxT(t))
 			if err != nil {
 				t.Fatal(err)
@@ -80,6 +81,7 @@ func TestAdapterProbe(t *testing.T) {
 			f := newFake(t)
 			p, _ := prefixes(r.api)
 			f.set("GET", p+"/ping", 200, b)
+			f.set("GET", p+"/nodes", 304, nil)
 			c, err := New(ctxT(t), Config{URL: f.srv.URL, TokenFile: testToken(t, "root"), Retries: -1})
 			if err != nil {
 				t.Fatal(err)

@@ -295,3 +295,24 @@ func update(ctx context.Context, r *rest, a interface {
 	}
 	return nil
 }
+
+// checkAuth proves the token with the cheapest authenticated slurmctld
+// call: nodes changed after 2100-01-01, which a good token answers with
+// 304 Not Modified and no body. Needed from v0.0.40 on, where a ping with a
+// bad token is 200 with "responding": false rather than an auth error.
+func (r *rest) checkAuth(ctx context.Context, nodesPath string) error {
+	q := url.Values{"update_time": {"4102444800"}}
+	res, err := r.t.do(ctx, "GET", nodesPath, q, nil)
+	if err != nil {
+		return err
+	}
+	if res.status == 304 {
+		return nil
+	}
+	var env envelope
+	plain := ""
+	if json.Unmarshal(res.body, &env) != nil {
+		plain = fmt.Sprintf("non-JSON body of %d bytes", len(res.body))
+	}
+	return classify("GET "+nodesPath, res.status, env.Errors, env.Warnings, nil, plain)
+}

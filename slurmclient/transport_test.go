@@ -55,6 +55,10 @@ func TestUnixSocket(t *testing.T) {
 	var hdr http.Header
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hdr = r.Header.Clone()
+		if strings.HasSuffix(r.URL.Path, "/nodes") {
+			w.WriteHeader(304)
+			return
+		}
 		w.Write(fixture(t, "24.11", "ping"))
 	}))
 	srv.Listener = l

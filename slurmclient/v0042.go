@@ -42,6 +42,9 @@ func (c *v0042) Ping(ctx context.Context) (Version, error) {
 			v.Plugin = deref(m.Plugin.DataParser)
 		}
 	}
+	if err := c.checkAuth(ctx, p42+"/nodes"); err != nil {
+		return v, err
+	}
 	for _, p := range r.Pings {
 		if !p.Responding {
 			return v, fmt.Errorf("GET %s/ping: %w: slurmctld %s not responding", p42, ErrServer, deref(p.Hostname))
