@@ -358,6 +358,8 @@ write_configs() {
 		MailProg=/bin/true
 		SlurmdParameters=config_overrides
 		ReturnToService=2
+		# `lab.sh sched` changes SchedulerType under running slurmd on purpose.
+		DebugFlags=NO_CONF_HASH
 		NodeName=node[1-$NODES] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((NODE_PORT0 + 1))-$((NODE_PORT0 + NODES))] CPUs=$NODE_CPUS RealMemory=$NODE_MEM Gres=gpu:$GPU_TYPE:$GPUS State=UNKNOWN
 		PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	EOF
