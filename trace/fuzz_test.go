@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,4 +74,57 @@ func FuzzReadHelios(f *testing.F) {
 	f.Add([]byte(heliosHeader + "0,1,1,1,1,0,84,0,Pass\n1,1,0,4,1,94,87,0,Pass\n2,2,8,64,1,6,30,0,Failed\n"))
 	f.Add([]byte("run_time,interval,gpu_num,user\n10,5,1,7\n0,5,1,7\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.csv", Helios) })
+}
+
+// FuzzScanObject checks the JSON Lines object scanner against
+// encoding/json: both accept the same objects, with the same values.
+func FuzzScanObject(f *testing.F) {
+	f.Add([]byte(`{"id":"7","submit":1793577600,"gpus":16,"name":"a\"b\u00e9","user":null}`))
+	f.Add([]byte(`{"id":"1","gpus":[1]}`))
+	f.Add([]byte(` { "id" : "x" , "id" : "y" } `))
+	f.Add([]byte(`{"zz":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var vals [numCols][]byte
+		_, err := scanObject(b, &vals)
+		var m map[string]json.RawMessage
+		stdErr := json.Unmarshal(b, &m)
+		if stdErr != nil || m == nil {
+			if err == nil {
+				t.Fatalf("scanObject accepted %q, encoding/json: %v", b, stdErr)
+			}
+			return
+		}
+		want := [numCols]string{}
+		ok := true
+		for k, v := range m {
+			c := colIndex(k)
+			if c < 0 || v[0] == '{' || v[0] == '[' {
+				ok = false
+				continue
+			}
+			want[c] = string(v)
+		}
+		if !ok {
+			if err == nil {
+				t.Fatalf("scanObject accepted %q with an unknown key or a nested value", b)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("scanObject rejected %q: %v", b, err)
+		}
+		for c := range numCols {
+			if want[c] == "" {
+				if vals[c] != nil {
+					t.Fatalf("%q: field %s = %q, absent for encoding/json", b, Columns[c], vals[c])
+				}
+				continue
+			}
+			g, _, gerr := jsonScalar(vals[c])
+			w, _, werr := jsonScalar(json.RawMessage(want[c]))
+			if g != w || (gerr == nil) != (werr == nil) {
+				t.Fatalf("%q: field %s = %q (%v), encoding/json %q (%v)", b, Columns[c], g, gerr, w, werr)
+			}
+		}
+	})
 }

@@ -307,27 +307,23 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 			continue
 		}
 		st.Rows++
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(b, &obj); err != nil {
-			return nil, st, &ParseError{File: name, Line: line, Err: fmt.Errorf("not a JSON object: %w", err)}
+		var vals [numCols][]byte
+		if field, err := scanObject(b, &vals); err != nil {
+			return nil, st, &ParseError{File: name, Line: line, Field: field, Err: err}
 		}
 		row := nativeRow{in: in}
 		// Visit fields in column order so that the first error is stable.
 		for c := range numCols {
-			raw, ok := obj[Columns[c]]
-			if !ok {
+			if vals[c] == nil {
 				continue
 			}
-			v, null, err := jsonScalar(raw)
+			v, null, err := jsonScalar(vals[c])
 			if err == nil && !null {
 				err = row.set(c, v)
 			}
 			if err != nil {
 				return nil, st, &ParseError{File: name, Line: line, Field: Columns[c], Err: err}
 			}
-		}
-		if unknown, ok := unknownField(obj); ok {
-			return nil, st, &ParseError{File: name, Line: line, Field: unknown, Err: fmt.Errorf("%w: unknown field %q", ErrHeader, unknown)}
 		}
 		if c, err := row.check(); err != nil {
 			return nil, st, &ParseError{File: name, Line: line, Field: Columns[c], Err: err}
@@ -347,15 +343,89 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 	return jobs, st, nil
 }
 
-// unknownField returns the smallest key of obj that is not a native column;
-// ok is false when there is none.
-func unknownField(obj map[string]json.RawMessage) (u string, ok bool) {
-	for k := range obj {
-		if colIndex(k) < 0 && (!ok || k < u) {
-			u, ok = k, true
+// scanObject splits one JSON object into the raw values of the native
+// fields. The object must be valid JSON whose values are strings, numbers
+// or null; a nested value or an unknown key is an error naming that key.
+// A key given twice keeps its last value, as encoding/json does.
+func scanObject(b []byte, vals *[numCols][]byte) (field string, err error) {
+	if !json.Valid(b) {
+		var v map[string]json.RawMessage
+		err := json.Unmarshal(b, &v) // for encoding/json's description of the error
+		return "", fmt.Errorf("not a JSON object: %w", err)
+	}
+	i := skipSpace(b, 0)
+	if b[i] != '{' {
+		return "", errors.New("not a JSON object")
+	}
+	i = skipSpace(b, i+1)
+	for b[i] != '}' {
+		end := stringEnd(b, i)
+		key, err := jsonString(b[i:end])
+		if err != nil {
+			return "", err
+		}
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // past the ':'
+		var vEnd int
+		switch b[i] {
+		case '"':
+			vEnd = stringEnd(b, i)
+		case '{', '[':
+			return key, errors.New("want a string or a number, got an object or array")
+		default:
+			vEnd = i
+			for vEnd < len(b) && b[vEnd] != ',' && b[vEnd] != '}' && !isSpace(b[vEnd]) {
+				vEnd++
+			}
+		}
+		c := colIndex(key)
+		if c < 0 {
+			return key, fmt.Errorf("%w: unknown field %q (known: %s)", ErrHeader, key, strings.Join(Columns[:], ","))
+		}
+		vals[c] = b[i:vEnd]
+		i = skipSpace(b, vEnd)
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
 		}
 	}
-	return u, ok
+	return "", nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just after the JSON string that starts at
+// b[i] (a '"'); b is known to be valid JSON.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// jsonString decodes a JSON string literal; one without escapes or
+// non-ASCII bytes is converted directly.
+func jsonString(raw []byte) (string, error) {
+	inner := raw[1 : len(raw)-1]
+	for _, c := range inner {
+		if c == '\\' || c >= 0x80 {
+			var s string
+			err := json.Unmarshal(raw, &s)
+			return s, err
+		}
+	}
+	return string(inner), nil
 }
 
 // jsonScalar returns the text of a JSON string or number; null reports a
@@ -366,7 +436,7 @@ func jsonScalar(raw json.RawMessage) (s string, null bool, err error) {
 	}
 	switch raw[0] {
 	case '"':
-		err = json.Unmarshal(raw, &s)
+		s, err = jsonString(raw)
 		return s, false, err
 	case 'n':
 		return "", true, nil

@@ -94,7 +94,7 @@ func TestReadNativeBad(t *testing.T) {
 		{"jsonl zero GPUs", "t.jsonl", `{"id":"1","submit":0,"gpus":0,"run_time":1}`, 1, "gpus", ErrValue, true},
 		{"jsonl negative run time", "t.jsonl", "{\"id\":\"1\",\"submit\":0,\"gpus\":1,\"run_time\":1}\n{\"id\":\"2\",\"submit\":0,\"gpus\":1,\"run_time\":-1}", 2, "run_time", ErrValue, true},
 		{"jsonl missing field", "t.jsonl", `{"id":"1","submit":0,"gpus":1}`, 1, "run_time", nil, true},
-		{"jsonl unknown field", "t.jsonl", `{"id":"1","submit":0,"gpus":1,"run_time":1,"zz":1,"gpu":2}`, 1, "gpu", ErrHeader, true},
+		{"jsonl unknown field", "t.jsonl", `{"id":"1","submit":0,"gpus":1,"run_time":1,"zz":1,"gpu":2}`, 1, "zz", ErrHeader, true},
 		{"jsonl wrong type", "t.jsonl", `{"id":"1","submit":0,"gpus":[1],"run_time":1}`, 1, "gpus", nil, true},
 		{"jsonl not an object", "t.jsonl", "{\"id\":\"1\",\"submit\":0,\"gpus\":1,\"run_time\":1}\n[1,2]\n", 2, "", nil, true},
 		{"jsonl truncated", "t.jsonl", `{"id":"1","submit":0,`, 1, "", nil, true},
