@@ -154,10 +154,14 @@ func (cfg *Config) build(opt Options, ps *Problems) {
 			IntraBW: cfg.Bandwidth.Intra[nd.Name],
 		})
 	}
+	var strangers []string
 	for name := range cfg.Bandwidth.Intra {
 		if _, ok := index[name]; !ok {
-			ps.warn(opt.BandwidthFile, 0, "node.names", "node %s is not in slurm.conf", name)
+			strangers = append(strangers, name)
 		}
+	}
+	if len(strangers) > 0 {
+		ps.warn(opt.BandwidthFile, 0, "node.names", "nodes not in slurm.conf: %s", CompressHostlist(strangers))
 	}
 	cfg.checkGres(index, ps)
 	for _, l := range opt.Links {
@@ -175,7 +179,8 @@ func (cfg *Config) build(opt Options, ps *Problems) {
 	}
 	cfg.buildTree(index, ps)
 	cfg.resolvePartitions(index, ps)
-	if err := cl.Validate(); err != nil {
+	// An empty node list is already reported above.
+	if err := cl.Validate(); err != nil && len(cl.Nodes) > 0 {
 		for _, e := range unwrapJoined(err) {
 			ps.add(sc.File, 0, "", "cluster model: %v", e)
 		}

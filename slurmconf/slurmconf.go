@@ -23,6 +23,7 @@ package slurmconf
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -376,7 +377,13 @@ func (c *SlurmConf) partitionLine(ln *Line, defaults map[string]KV, seen map[str
 	}
 	m := merged(ln, defaults, partitionKeys, "PartitionName", ps)
 	p := Partition{Name: name, File: ln.File, Line: ln.Line, Attrs: map[string]string{}}
-	for k, kv := range m {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic problem order
+	for _, k := range keys {
+		kv := m[k]
 		switch k {
 		case "nodes":
 			p.NodesExpr = kv.Value
