@@ -127,6 +127,17 @@ func TestGoldenExpectations(t *testing.T) {
 			t.Errorf("partitions: %+v", cfg.Partitions)
 		}
 	})
+	t.Run("lab24", func(t *testing.T) {
+		// The 24.11 lab as test/slurmlab/lab.sh writes it (no TaskPlugin,
+		// sched/builtin, a cgroup.conf asrpt does not read).
+		cfg := load(t, "lab24")
+		if len(cfg.Problems) != 0 {
+			t.Fatalf("problems on the 24.11 lab config: %v", cfg.Problems)
+		}
+		if cfg.Cluster.TotalGPUs() != 16 || cfg.Slurm.SchedulerType != "sched/builtin" || cfg.Slurm.ClusterName != "lab24" {
+			t.Errorf("lab24: %+v", cfg.Slurm)
+		}
+	})
 	t.Run("dgx", func(t *testing.T) {
 		cfg := load(t, "dgx")
 		if err := cfg.Problems.Err(); err != nil {
