@@ -495,3 +495,36 @@ func restOf(c Client) *rest {
 	}
 	panic(fmt.Sprintf("unknown adapter %T", c))
 }
+
+// TestLivePriorityOrder sets priorities on three held whole-cluster jobs,
+// releases them and checks that they start in priority order. Under
+// sched/builtin (lab.sh sched VERSION builtin) this is strict priority
+// order; the jobs need every GPU, so backfill cannot reorder them either.
+func TestLivePriorityOrder(t *testing.T) {
+	forLabs(t, func(t *testing.T, l *lab) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		c := l.client(t, "slurmrest")
+		nodes := l.env["SLURMLAB_NODES"]
+		gpus := l.env["SLURMLAB_GPUS_PER_NODE"]
+		prio := []uint32{10, 30, 20}
+		var ids []string
+		for range prio {
+			ids = append(ids, l.submit(t, "alice", 2, "--hold", "-N", nodes, "--gres=gpu:"+gpus, "--exclusive"))
+		}
+		for i, id := range ids {
+			if err := c.UpdateJob(ctx, id, JobUpdate{Hold: ptr(false), Priority: ptr(prio[i])}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := map[string]string{}
+		for _, id := range ids {
+			start[id] = l.waitState(t, id, "COMPLETED", 150*time.Second)["StartTime"]
+		}
+		// Highest priority first: ids[1] (30), ids[2] (20), ids[0] (10).
+		if !(start[ids[1]] <= start[ids[2]] && start[ids[2]] <= start[ids[0]]) ||
+			start[ids[1]] == start[ids[0]] {
+			t.Errorf("start times %v for priorities %v (sched %s)", start, prio, l.env["SLURMLAB_SCHED"])
+		}
+	})
+}
