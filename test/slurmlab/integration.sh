@@ -7,7 +7,7 @@
 # Tunables: SLURMLAB_LABS (default "22.05 24.11 26.05"), SLURMLAB_KEEP=1
 # (leave the labs up), GOTESTFLAGS (extra flags for go test, e.g. -v or -run X).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit
 ROOT=$PWD
 LABSH=$ROOT/test/slurmlab/lab.sh
 read -r -a LABS <<<"${SLURMLAB_LABS:-22.05 24.11 26.05}"
@@ -36,9 +36,13 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A lab whose env file already exists was up before this run: leave it up.
+# A lab that was fully up before this run stays up afterwards.
 for v in "${LABS[@]}"; do
-	[[ -f $ENV_DIR/slurmlab-$v.env ]] || started+=("$v")
+	if [[ -f $ENV_DIR/slurmlab-$v.env ]] && bash "$LABSH" status "$v" >/dev/null 2>&1; then
+		say "lab $v was already up: it stays up"
+	else
+		started+=("$v")
+	fi
 done
 
 say "bringing up labs: ${LABS[*]} (logs in $LOGS)"

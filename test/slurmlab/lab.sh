@@ -77,7 +77,7 @@ lab() {
 		;;
 	*) die "unknown lab version '$VER' (want 22.05, 24.11 or 26.05)" ;;
 	esac
-	CTLD_PORT=$((PORT0 + 17)) DBD_PORT=$((PORT0 + 19)) REST_PORT=$((PORT0 + 20)) SPARE_PORT=$((PORT0 + 21))
+	CTLD_PORT=$((PORT0 + 17)) DBD_PORT=$((PORT0 + 19)) REST_PORT=$((PORT0 + 20))
 	H_BASE=$BASE/$VER                       # host-side bookkeeping (pids, logs of this script)
 	if [[ $KIND == host ]]; then
 		ROOT=""
@@ -97,7 +97,7 @@ lab() {
 # --------------------------------------------------------------- helpers
 # in CMD…: run CMD as root in the lab's view (host or chroot) with a clean env.
 in_lab() {
-	local envs=(PATH=$PATHV SLURM_CONF=$V_CONF/slurm.conf SLURMLAB_INSTANCE=$INSTANCE HOME=/root LANG=C.UTF-8)
+	local envs=("PATH=$PATHV" "SLURM_CONF=$V_CONF/slurm.conf" "SLURMLAB_INSTANCE=$INSTANCE" HOME=/root LANG=C.UTF-8)
 	if [[ $KIND == host ]]; then
 		env -i "${envs[@]}" "$@"
 	else
@@ -111,7 +111,7 @@ as_user() {
 	local uid gid
 	uid=$(user_uid "$u") || die "unknown lab user $u"
 	gid=$uid
-	local envs=(PATH=$PATHV SLURM_CONF=$V_CONF/slurm.conf HOME=/home/$u USER=$u LOGNAME=$u LANG=C.UTF-8)
+	local envs=("PATH=$PATHV" "SLURM_CONF=$V_CONF/slurm.conf" "HOME=/home/$u" "USER=$u" "LOGNAME=$u" LANG=C.UTF-8)
 	if [[ $KIND == host ]]; then
 		exec setpriv --reuid="$uid" --regid="$gid" --init-groups env -i "${envs[@]}" "$@"
 	else
@@ -198,6 +198,7 @@ host_install() {
 		local tmp_policy=0
 		if [[ ! -e /usr/sbin/policy-rc.d ]]; then
 			printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
+			# shellcheck disable=SC2034 # read by the EXIT trap
 			tmp_policy=1
 		fi
 		trap '((tmp_policy)) && rm -f /usr/sbin/policy-rc.d' EXIT
@@ -358,7 +359,7 @@ write_configs() {
 		MailProg=/bin/true
 		SlurmdParameters=config_overrides
 		ReturnToService=2
-		# `lab.sh sched` changes SchedulerType under running slurmd on purpose.
+		# "lab.sh sched" changes SchedulerType under running slurmd on purpose.
 		DebugFlags=NO_CONF_HASH
 		NodeName=node[1-$NODES] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((NODE_PORT0 + 1))-$((NODE_PORT0 + NODES))] CPUs=$NODE_CPUS RealMemory=$NODE_MEM Gres=gpu:$GPU_TYPE:$GPUS State=UNKNOWN
 		PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
@@ -547,13 +548,13 @@ start_rest() {
 	else
 		port_free "${listen##*:}" || die "port ${listen##*:} (slurmrestd) is taken by a process this lab did not start"
 	fi
-	local cmd=(env "${jwtenv[@]}" slurmrestd -u "$OPERATOR" -a "$auth" "$listen")
+	local argv=(env "${jwtenv[@]}" slurmrestd -u "$OPERATOR" -a "$auth" "$listen")
 	local logf=$H_LAB/log/$name.log
 	if [[ $KIND == host ]]; then
 		# 22.05's slurmrestd logs only to a TTY (else to syslog): give it one.
-		setsid script -qfec "exec bash '$SELF' _in '$VER' $(printf '%q ' "${cmd[@]}")" "$logf" </dev/null >/dev/null 2>&1 &
+		setsid script -qfec "exec bash '$SELF' _in '$VER' $(printf '%q ' "${argv[@]}")" "$logf" </dev/null >/dev/null 2>&1 &
 	else
-		setsid bash "$SELF" _in "$VER" "${cmd[@]}" </dev/null >>"$logf" 2>&1 &
+		setsid bash "$SELF" _in "$VER" "${argv[@]}" </dev/null >>"$logf" 2>&1 &
 	fi
 	local launcher=$! i pid=""
 	for ((i = 0; i < 100; i++)); do
