@@ -155,7 +155,7 @@ func expandToken(tok string, limit int) ([]string, error) {
 	var rec func(i int)
 	rec = func(i int) {
 		if i == len(groups) {
-			out = append(out, string(b)+suffix)
+			out = append(out, string(append(b, suffix...)))
 			return
 		}
 		g := groups[i]
