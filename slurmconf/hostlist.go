@@ -178,11 +178,12 @@ func expandToken(tok string, limit int) ([]string, error) {
 
 // appendPadded appends n in decimal, zero-padded to width.
 func appendPadded(b []byte, n uint64, width int) []byte {
-	s := strconv.FormatUint(n, 10)
-	for i := len(s); i < width; i++ {
+	var tmp [20]byte
+	d := strconv.AppendUint(tmp[:0], n, 10)
+	for i := len(d); i < width; i++ {
 		b = append(b, '0')
 	}
-	return append(b, s...)
+	return append(b, d...)
 }
 
 // parseRanges parses the inside of one bracket group: "1-3,07,10-12".
