@@ -68,7 +68,7 @@ func readHelios(r io.Reader, name string) ([]job.Job, Stats, error) {
 		}
 	}
 	var (
-		jobs []job.Job
+		jobs jobBuf
 		now  float64 = HeliosEpoch
 	)
 	ids := map[string]int{}
@@ -146,7 +146,7 @@ func readHelios(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, fail(hID, fmt.Errorf("%w: job id %q already on line %d", ErrValue, j.ID, prev))
 		}
 		ids[j.ID] = line
-		jobs = append(jobs, j)
+		jobs.add(j)
 	}
-	return jobs, st, nil
+	return jobs.jobs(), st, nil
 }

@@ -238,7 +238,7 @@ func readNativeCSV(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, &ParseError{File: name, Line: 1, Field: Columns[c], Err: fmt.Errorf("%w: required column %q missing", ErrHeader, Columns[c])}
 		}
 	}
-	var jobs []job.Job
+	var jobs jobBuf
 	ids := map[string]int{}
 	in := interner{}
 	for {
@@ -268,9 +268,9 @@ func readNativeCSV(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, &ParseError{File: name, Line: line, Field: "id", Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, row.j.ID, prev)}
 		}
 		ids[row.j.ID] = line
-		jobs = append(jobs, row.j)
+		jobs.add(row.j)
 	}
-	return jobs, st, nil
+	return jobs.jobs(), st, nil
 }
 
 // csvError turns an encoding/csv error into a ParseError with its line.
@@ -292,7 +292,7 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var (
 		st   Stats
-		jobs []job.Job
+		jobs jobBuf
 		line int
 	)
 	ids := map[string]int{}
@@ -332,7 +332,7 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, &ParseError{File: name, Line: line, Field: "id", Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, row.j.ID, prev)}
 		}
 		ids[row.j.ID] = line
-		jobs = append(jobs, row.j)
+		jobs.add(row.j)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -340,7 +340,7 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 		}
 		return nil, st, fmt.Errorf("trace: %s: %w", name, err)
 	}
-	return jobs, st, nil
+	return jobs.jobs(), st, nil
 }
 
 // scanObject splits one JSON object into the raw values of the native

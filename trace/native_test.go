@@ -3,9 +3,12 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,5 +222,52 @@ func TestWriteJSONLRejectsNaN(t *testing.T) {
 	err := WriteJSONL(&buf, []job.Job{{ID: "1", GPUs: 1, RunTime: nan()}})
 	if err == nil {
 		t.Fatal("no error writing NaN")
+	}
+}
+
+// TestReadLarge reads traces longer than one chunk of the reader's buffer,
+// shuffled, and checks that they come back whole and sorted.
+func TestReadLarge(t *testing.T) {
+	cfg := DefaultGenConfig()
+	cfg.Jobs = 3*chunkJobs + 17
+	jobs, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shuffled := slices.Clone(jobs)
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for _, name := range []string{"big.csv", "big.jsonl"} {
+		var buf bytes.Buffer
+		if strings.HasSuffix(name, ".csv") {
+			err = WriteCSV(&buf, shuffled)
+		} else {
+			err = WriteJSONL(&buf, shuffled)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(&buf, name, Native)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, jobs) {
+			t.Errorf("%s: read back differs from the generated jobs", name)
+		}
+	}
+	// sacct: a duplicate of a job in the first chunk, after several chunks.
+	var b strings.Builder
+	b.WriteString("JobIDRaw|JobName|User|Submit|ElapsedRaw|AllocTRES|State\n")
+	n := 2*chunkJobs + 5
+	for i := range n {
+		fmt.Fprintf(&b, "%d|j|u|%d|%d|gres/gpu=1|COMPLETED\n", i, 1000+i, 10+i)
+	}
+	fmt.Fprintf(&b, "%d|j|u|%d|%d|gres/gpu=1|COMPLETED\n", 5, 1005, 999)
+	got, st, err := ReadStats(strings.NewReader(b.String()), "big.sacct", Sacct, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n || st.Duplicates != 1 || got[5].ID != "5" || got[5].RunTime != 999 {
+		t.Errorf("sacct: %d jobs (want %d), stats %v, job 5 = %+v", len(got), n, st, got[5])
 	}
 }

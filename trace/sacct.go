@@ -106,7 +106,7 @@ func readSacct(r io.Reader, name string, opt Options) ([]job.Job, Stats, error) 
 		return nil, st, &ParseError{File: name, Line: line, Err: err}
 	}
 	var (
-		jobs   []job.Job
+		jobs   jobBuf
 		fields []string
 	)
 	index := map[string]int{}
@@ -149,16 +149,15 @@ func readSacct(r io.Reader, name string, opt Options) ([]job.Job, Stats, error) 
 		}
 		if i, dup := index[j.ID]; dup {
 			st.Duplicates++
-			jobs[i] = j
+			*jobs.at(i) = j
 			continue
 		}
-		index[j.ID] = len(jobs)
-		jobs = append(jobs, j)
+		index[j.ID] = jobs.add(j)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, st, scanError(name, line+1, err)
 	}
-	return jobs, st, nil
+	return jobs.jobs(), st, nil
 }
 
 func scanError(name string, line int, err error) error {

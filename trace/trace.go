@@ -197,7 +197,9 @@ func ReadStats(r io.Reader, name string, f Format, opt Options) ([]job.Job, Stat
 	if len(jobs) == 0 {
 		return nil, st, fmt.Errorf("%s: %w (%v)", name, ErrEmpty, st)
 	}
-	Sort(jobs)
+	if !slices.IsSortedFunc(jobs, compareJobs) {
+		Sort(jobs)
+	}
 	return jobs, st, nil
 }
 
@@ -230,15 +232,17 @@ func isJSONL(name string, br *bufio.Reader) bool {
 // Sort orders jobs by submit time, then by job id in natural order (digit
 // runs compared as numbers, so "9" < "10" and "123_4" < "123_10"); stable.
 func Sort(jobs []job.Job) {
-	slices.SortStableFunc(jobs, func(a, b job.Job) int {
-		if a.Submit != b.Submit {
-			if a.Submit < b.Submit {
-				return -1
-			}
-			return 1
+	slices.SortStableFunc(jobs, compareJobs)
+}
+
+func compareJobs(a, b job.Job) int {
+	if a.Submit != b.Submit {
+		if a.Submit < b.Submit {
+			return -1
 		}
-		return CompareIDs(a.ID, b.ID)
-	})
+		return 1
+	}
+	return CompareIDs(a.ID, b.ID)
 }
 
 // CompareIDs compares two job ids in natural order: runs of decimal digits
@@ -289,3 +293,47 @@ func cmpInt(a, b int) int {
 
 // finite reports whether x is neither NaN nor infinite.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// chunkJobs is the number of jobs per chunk of a jobBuf.
+const chunkJobs = 8192
+
+// jobBuf collects jobs in fixed-size chunks, so that reading a large trace
+// copies each job once (into the final slice) instead of at every doubling
+// of one growing slice.
+type jobBuf struct {
+	full [][]job.Job // chunks of exactly chunkJobs jobs
+	cur  []job.Job
+}
+
+// add appends j and returns its index.
+func (b *jobBuf) add(j job.Job) int {
+	if len(b.cur) == chunkJobs {
+		b.full = append(b.full, b.cur)
+		b.cur = make([]job.Job, 0, chunkJobs)
+	}
+	b.cur = append(b.cur, j)
+	return b.len() - 1
+}
+
+func (b *jobBuf) len() int { return len(b.full)*chunkJobs + len(b.cur) }
+
+// at returns the job at index i.
+func (b *jobBuf) at(i int) *job.Job {
+	if c := i / chunkJobs; c < len(b.full) {
+		return &b.full[c][i%chunkJobs]
+	}
+	return &b.cur[i%chunkJobs]
+}
+
+// jobs returns all jobs in one slice; b must not be used afterwards.
+func (b *jobBuf) jobs() []job.Job {
+	if len(b.full) == 0 {
+		return b.cur
+	}
+	out := make([]job.Job, 0, b.len())
+	for i, c := range b.full {
+		out = append(out, c...)
+		b.full[i] = nil // let the chunk go while copying the rest
+	}
+	return append(out, b.cur...)
+}

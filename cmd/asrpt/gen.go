@@ -116,6 +116,9 @@ func genWriteFile(path string, write func(io.Writer) error) (err error) {
 	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
