@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/report"
+	"github.com/asrpt/asrpt/sim"
+	"github.com/asrpt/asrpt/trace"
+)
+
+func init() {
+	register("replay", "replay a trace (or the built-in workload) through the policies against the lower bound", runReplay)
+}
+
+// defaultPolicies is the policy list of a replay without --policies.
+var defaultPolicies = append(append([]string(nil), policy.Names...), "asrpt"+policy.OracleSuffix)
+
+// Built-in workload: a generated trace on a cluster small enough that jobs
+// queue, replayed in seconds.
+const (
+	defaultNodes       = 32
+	defaultGPUsPerNode = 8
+	defaultJobs        = 5000
+)
+
+type replayFlags struct {
+	tracePath, format string
+	nodes, gpn        int
+	slurmConf         string
+	policies          string
+	predictor         string
+	seed              int64
+	jobs              int
+	jsonPath, csvPath string
+	plotDir           string
+	params            policy.Params
+	unseen            string
+	parallel          int
+	progress          string
+}
+
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("replay", stderr)
+	var f replayFlags
+	f.params = policy.DefaultParams()
+	fs.StringVar(&f.tracePath, "trace", "", "trace `file` to replay (default: a generated workload)")
+	fs.StringVar(&f.format, "format", "native", "trace format: native, sacct or helios")
+	fs.IntVar(&f.nodes, "nodes", defaultNodes, "number of nodes of the replayed cluster")
+	fs.IntVar(&f.gpn, "gpus-per-node", defaultGPUsPerNode, "GPUs per node of the replayed cluster")
+	fs.StringVar(&f.slurmConf, "slurm-conf", "", "take the cluster from Slurm's configuration `dir` (slurm.conf, gres.conf, topology.conf)")
+	fs.StringVar(&f.policies, "policies", strings.Join(defaultPolicies, ","), "comma-separated policies (any with -oracle for perfect predictions)")
+	fs.StringVar(&f.predictor, "predictor", "mean", "run-time predictor: oracle, limit, mean or forest")
+	fs.Int64Var(&f.seed, "seed", 1, "seed of the generated workload and of the predictor")
+	fs.IntVar(&f.jobs, "jobs", defaultJobs, "jobs in the generated workload (without --trace)")
+	fs.StringVar(&f.jsonPath, "json", "", "write the results as JSON to `file`")
+	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
+	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
+	fs.Float64Var(&f.params.CommHeavy, "comm-heavy", f.params.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
+	fs.Float64Var(&f.params.Tau, "tau", f.params.Tau, "A-SRPT delay factor τ for communication-heavy jobs")
+	fs.Float64Var(&f.params.Slack, "slack", f.params.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
+	fs.StringVar(&f.unseen, "unseen", f.params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
+	fs.IntVar(&f.params.Depth, "depth", f.params.Depth, "jobs examined per scheduling pass past the head (0: all)")
+	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "policies replayed at once")
+	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	u, err := policy.ParseUnseen(f.unseen)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	f.params.Unseen = u
+	return replay(ctx, f, stdout, stderr)
+}
+
+func (f *replayFlags) cluster() (*cluster.Cluster, error) {
+	if f.slurmConf != "" {
+		return loadSlurmCluster(f.slurmConf)
+	}
+	if f.nodes <= 0 || f.gpn <= 0 || f.gpn > cluster.MaxGPUsPerNode {
+		return nil, fmt.Errorf("%w: --nodes %d --gpus-per-node %d: want nodes > 0 and 1..%d GPUs per node",
+			errUsage, f.nodes, f.gpn, cluster.MaxGPUsPerNode)
+	}
+	return cluster.Uniform(f.nodes, f.gpn), nil
+}
+
+func (f *replayFlags) workload(c *cluster.Cluster) ([]job.Job, error) {
+	if f.tracePath == "" {
+		cfg := trace.DefaultGenConfig()
+		cfg.Jobs, cfg.Seed = f.jobs, f.seed
+		cfg.ClusterGPUs, cfg.GPUsPerNode = c.TotalGPUs(), c.MaxNodeGPUs()
+		return trace.Generate(cfg)
+	}
+	format, err := trace.ParseFormat(f.format)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return trace.ReadFile(f.tracePath, format)
+}
+
+func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error {
+	c, err := f.cluster()
+	if err != nil {
+		return err
+	}
+	names := splitList(f.policies)
+	if len(names) == 0 {
+		return fmt.Errorf("%w: --policies is empty", errUsage)
+	}
+	env := policy.NewEnv(c, f.params)
+	for _, n := range names {
+		if _, err := policy.New(n, env); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+	}
+	if _, err := newPredictor(f.predictor, f.seed); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	jobs, err := f.workload(c)
+	if err != nil {
+		return err
+	}
+	prepared, excluded, err := sim.Prepare(jobs, env)
+	if err != nil {
+		return err
+	}
+	if len(prepared) == 0 {
+		return fmt.Errorf("no job fits the cluster (%d jobs, %d larger than its %d GPUs)", len(jobs), excluded, env.G)
+	}
+	lb := sim.ComputeLowerBound(prepared, env.G)
+	rep := report.New(len(prepared), excluded, env.G, lb)
+	if excluded > 0 {
+		fmt.Fprintf(stderr, "asrpt replay: %d jobs larger than the cluster's %d GPUs excluded\n", excluded, env.G)
+	}
+
+	bar := newProgress(stderr, f.progress, len(names))
+	keep := f.plotDir != ""
+	results := make([]*sim.Result, len(names))
+	summaries := make([]report.Summary, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, max(1, f.parallel))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			pred, _ := newPredictor(f.predictor, f.seed)
+			start := time.Now()
+			r, err := sim.RunPrepared(prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
+				Params: f.params, Predictor: pred, Progress: bar.update(i, name)})
+			if err != nil {
+				errs[i] = fmt.Errorf("policy %s: %w", name, err)
+				return
+			}
+			wall := time.Since(start).Seconds()
+			s := report.Summarize(r, lb.Total)
+			s.WallSeconds = wall
+			if wall > 0 {
+				s.EventsPerSecond = float64(r.Events) / wall
+			}
+			summaries[i] = s
+			if keep {
+				results[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	bar.done()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	rep.Policies = summaries
+	if err := rep.WriteTable(stdout); err != nil {
+		return err
+	}
+	if f.jsonPath != "" {
+		if err := report.WriteFileAtomic(f.jsonPath, rep.WriteJSON); err != nil {
+			return err
+		}
+	}
+	if f.csvPath != "" {
+		if err := report.WriteFileAtomic(f.csvPath, rep.WriteCSV); err != nil {
+			return err
+		}
+	}
+	if keep {
+		if err := os.MkdirAll(f.plotDir, 0o755); err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		if err := report.PlotJCTCDF(filepath.Join(f.plotDir, "jct-cdf.svg"), results); err != nil {
+			return err
+		}
+		if err := report.PlotQueue(filepath.Join(f.plotDir, "queue.svg"), results); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newPredictor returns a fresh predictor by name.
+func newPredictor(name string, seed int64) (predictor.Predictor, error) {
+	switch name {
+	case "oracle":
+		return predictor.Oracle{}, nil
+	case "limit":
+		return predictor.Limit{}, nil
+	case "mean":
+		return predictor.NewMean(), nil
+	}
+	return nil, fmt.Errorf("unknown predictor %q (oracle, limit, mean)", name)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// progress draws one status line on a terminal; it is silent otherwise.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	on    bool
+	state []string
+	last  time.Time
+}
+
+func newProgress(w io.Writer, mode string, n int) *progress {
+	on := mode == "always"
+	if mode == "auto" {
+		if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+			on = true
+		}
+	}
+	return &progress{w: w, on: on, state: make([]string, n)}
+}
+
+func (p *progress) update(i int, name string) func(done, total int) {
+	if !p.on {
+		return nil
+	}
+	return func(done, total int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.state[i] = fmt.Sprintf("%s %3d%%", name, done*100/total)
+		if time.Since(p.last) < 100*time.Millisecond && done < total {
+			return
+		}
+		p.last = time.Now()
+		var parts []string
+		for _, s := range p.state {
+			if s != "" && !strings.HasSuffix(s, "100%") {
+				parts = append(parts, s)
+			}
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s", strings.Join(parts, "  "))
+	}
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

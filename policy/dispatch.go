@@ -1,0 +1,231 @@
+package policy
+
+import (
+	"math"
+
+	"github.com/google/btree"
+
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/predictor"
+)
+
+// mode is how a scan treats a job that cannot start.
+type mode int
+
+const (
+	// modeBlock stops the scan at the first job that cannot start
+	// (head-of-line blocking, Slurm sched/builtin).
+	modeBlock mode = iota
+	// modeEASY reserves the start of the first job that cannot start and
+	// lets later jobs start only if they do not delay it (EASY backfilling).
+	modeEASY
+	// modeGreedy starts any job that fits (work-conserving, no reservation).
+	modeGreedy
+)
+
+// Order keys of the queue-ordering policies.
+func keySubmit(t *Task) float64   { return t.Submit }
+func keyDuration(t *Task) float64 { return t.Est.Seconds }
+func keyWork(t *Task) float64     { return float64(t.GPUs) * t.Est.Seconds }
+
+// Run-time estimates used for reservations: the prediction, or the user's
+// time limit as Slurm's backfill uses it.
+func estPredicted(t *Task, alpha float64) float64 { return t.PredictedOn(alpha) }
+func estLimit(t *Task, _ float64) float64 {
+	if t.TimeLimit > 0 {
+		return t.TimeLimit
+	}
+	return predictor.DefaultLimit
+}
+
+// byKey orders tasks by (key, submit, seq).
+func byKey(a, b *Task) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	if a.Submit != b.Submit {
+		return a.Submit < b.Submit
+	}
+	return a.Seq < b.Seq
+}
+
+// byEnd orders running tasks by predicted end, then seq.
+func byEnd(a, b *Task) bool {
+	if a.end != b.end {
+		return a.end < b.end
+	}
+	return a.Seq < b.Seq
+}
+
+const btreeDegree = 16
+
+// running is the set of running tasks ordered by predicted end, for
+// reservations.
+type running struct {
+	tree *btree.BTreeG[*Task]
+	est  func(*Task, float64) float64
+}
+
+func newRunning(est func(*Task, float64) float64) running {
+	return running{tree: btree.NewG(btreeDegree, byEnd), est: est}
+}
+
+func (r *running) add(t *Task) {
+	t.end = t.Start + r.est(t, t.Alpha)
+	r.tree.ReplaceOrInsert(t)
+}
+
+func (r *running) remove(t *Task) { r.tree.Delete(t) }
+
+// shadow returns the earliest time at which need GPUs are predicted to be
+// free (count only, as Slurm's reservation), and how many GPUs beyond need
+// will be free then. Running jobs past their predicted end are taken to end
+// now.
+func (r *running) shadow(now float64, need, free int) (at float64, extra int) {
+	if free >= need {
+		return now, free - need
+	}
+	at, avail := math.Inf(1), free
+	r.tree.Ascend(func(t *Task) bool {
+		avail += t.GPUs
+		if avail >= need {
+			at = math.Max(now, t.end)
+			return false
+		}
+		return true
+	})
+	return at, avail - need
+}
+
+// starter places and starts tasks; shared by the dispatching policies.
+type starter struct {
+	env *Env
+}
+
+// place returns a Heavy-Edge placement for t on free and its α (1 for plain
+// jobs), or ok = false when t does not fit.
+func (s starter) place(t *Task, free *placement.Free) (placement.Placement, float64, bool) {
+	if t.GPUs > free.Total() {
+		return placement.Placement{}, 0, false
+	}
+	p, err := s.env.Placer.Place(free, t.GPUs, t.Prof)
+	if err != nil {
+		return placement.Placement{}, 0, false
+	}
+	alpha := 1.0
+	if t.Prof != nil {
+		alpha = s.env.Placer.Alpha(t.Prof, &p)
+	}
+	return p, alpha, true
+}
+
+// consolidated reports whether α is within the placement slack of α_min.
+func (s starter) consolidated(t *Task, alpha float64) bool {
+	return !t.Heavy || alpha <= t.AlphaMin*(1+s.env.Params.Slack)
+}
+
+// start records the start of t at now on p and takes its GPUs from free.
+func (s starter) start(now float64, t *Task, p placement.Placement, alpha float64, free *placement.Free) {
+	if err := free.Take(&p); err != nil {
+		panic("policy: placement of job " + t.ID + " uses busy GPUs")
+	}
+	t.Start, t.Placement, t.Alpha, t.running = now, p, alpha, true
+}
+
+// dispatcher is a non-preemptive queue-ordering policy: FIFO, Slurm
+// backfill, SPJF, SPWF and the work-conserving WCS family differ only in the
+// order key, the scan mode and the run-time estimate for reservations.
+type dispatcher struct {
+	starter
+	name  string
+	mode  mode
+	key   func(*Task) float64
+	queue *btree.BTreeG[*Task]
+	run   running
+	buf   []*Task
+}
+
+var _ Policy = (*dispatcher)(nil)
+
+func newDispatcher(name string, env *Env, m mode, key func(*Task) float64, est func(*Task, float64) float64) *dispatcher {
+	return &dispatcher{starter: starter{env: env}, name: name, mode: m, key: key,
+		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est)}
+}
+
+func (d *dispatcher) Name() string { return d.name }
+
+func (d *dispatcher) Arrive(_ float64, t *Task) {
+	t.key = d.key(t)
+	d.queue.ReplaceOrInsert(t)
+}
+
+func (d *dispatcher) Finish(_ float64, t *Task) {
+	d.run.remove(t)
+	t.running = false
+}
+
+func (d *dispatcher) NextEvent(float64) float64 { return math.Inf(1) }
+
+func (d *dispatcher) Pending() []*Task {
+	out := make([]*Task, 0, d.queue.Len())
+	d.queue.Ascend(func(t *Task) bool { out = append(out, t); return true })
+	return out
+}
+
+func (d *dispatcher) Schedule(now float64, free *placement.Free) []Decision {
+	if free.Total() == 0 || d.queue.Len() == 0 {
+		return nil
+	}
+	started := d.buf[:0]
+	blocked := false
+	var shadow float64
+	var extra int
+	seen := 0
+	depth := d.env.Params.Depth
+	d.queue.Ascend(func(t *Task) bool {
+		if free.Total() == 0 {
+			return false
+		}
+		seen++
+		if depth > 0 && seen > depth {
+			return false
+		}
+		if t.GPUs > free.Total() {
+			switch {
+			case d.mode == modeBlock && !blocked:
+				return false
+			case d.mode == modeEASY && !blocked:
+				blocked = true
+				shadow, extra = d.run.shadow(now, t.GPUs, free.Total())
+			}
+			return true
+		}
+		p, alpha, ok := d.place(t, free)
+		if !ok {
+			return true
+		}
+		if blocked && d.mode == modeEASY {
+			end := now + d.run.est(t, alpha)
+			if end > shadow {
+				if t.GPUs > extra {
+					return true
+				}
+				extra -= t.GPUs
+			}
+		}
+		d.start(now, t, p, alpha, free)
+		d.run.add(t)
+		started = append(started, t)
+		return true
+	})
+	if len(started) == 0 {
+		return nil
+	}
+	out := make([]Decision, len(started))
+	for i, t := range started {
+		d.queue.Delete(t)
+		out[i] = Decision{Task: t}
+	}
+	d.buf = started[:0]
+	return out
+}

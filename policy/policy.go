@@ -1,0 +1,93 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/asrpt/asrpt/placement"
+)
+
+// Decision is one change a scheduling pass makes.
+type Decision struct {
+	// Task is the job concerned. For a start, Task.Placement, Task.Alpha and
+	// Task.Start hold where and when it starts. For a preemption they still
+	// hold the placement it ran on, so the caller can account its progress.
+	Task *Task
+	// Preempt is true when the job is stopped and put back in the queue.
+	Preempt bool
+}
+
+// Policy decides which pending jobs start, where, and in which order the
+// others wait. Implementations are deterministic and never read the clock:
+// every method gets the current time now in seconds, and now never decreases
+// from call to call. Not safe for concurrent use.
+type Policy interface {
+	// Name is the policy's registry name (for example "asrpt").
+	Name() string
+	// Arrive adds a newly submitted job.
+	Arrive(now float64, t *Task)
+	// Schedule runs one scheduling pass on the free GPUs. It applies its own
+	// decisions to free (taking the GPUs of each job it starts, giving back
+	// those of each job it preempts) and to the tasks, and returns them in
+	// the order made.
+	Schedule(now float64, free *placement.Free) []Decision
+	// Finish tells the policy that a running job has completed; its GPUs
+	// have already been returned to the free pool by the caller.
+	Finish(now float64, t *Task)
+	// NextEvent returns the earliest time after now at which the policy's
+	// decision could change without an arrival or completion (a virtual
+	// release, the end of a wait), or +Inf.
+	NextEvent(now float64) float64
+	// Pending returns the waiting jobs in the order the policy would start
+	// them; the sidecar turns this order into Slurm priorities.
+	Pending() []*Task
+}
+
+// Names lists the registered policy names in their display order.
+var Names = []string{"fifo", "backfill", "spjf", "spwf", "wcs-subtime", "wcs-duration",
+	"wcs-workload", "las", "asrpt-paper", "asrpt"}
+
+// OracleSuffix, appended to a policy name, runs that policy with perfect
+// predictions (for example "asrpt-oracle").
+const OracleSuffix = "-oracle"
+
+// Split returns the base policy name and whether the oracle variant is asked
+// for; it does not check that the name exists.
+func Split(name string) (base string, oracle bool) {
+	if b, ok := strings.CutSuffix(name, OracleSuffix); ok {
+		return b, true
+	}
+	return name, false
+}
+
+// New returns a fresh policy by name (oracle variants are named like their
+// base policy: the oracle is a matter of the predictor the caller uses).
+func New(name string, env *Env) (Policy, error) {
+	base, _ := Split(name)
+	switch base {
+	case "fifo":
+		return newDispatcher(name, env, modeBlock, keySubmit, estPredicted), nil
+	case "backfill":
+		return newDispatcher(name, env, modeEASY, keySubmit, estLimit), nil
+	case "spjf":
+		return newDispatcher(name, env, modeBlock, keyDuration, estPredicted), nil
+	case "spwf":
+		return newDispatcher(name, env, modeBlock, keyWork, estPredicted), nil
+	case "wcs-subtime":
+		return newDispatcher(name, env, modeGreedy, keySubmit, estPredicted), nil
+	case "wcs-duration":
+		return newDispatcher(name, env, modeGreedy, keyDuration, estPredicted), nil
+	case "wcs-workload":
+		return newDispatcher(name, env, modeGreedy, keyWork, estPredicted), nil
+	case "las":
+		return newLAS(name, env), nil
+	case "asrpt-paper":
+		return newASRPT(name, env, false), nil
+	case "asrpt":
+		return newASRPT(name, env, true), nil
+	}
+	known := append([]string(nil), Names...)
+	sort.Strings(known)
+	return nil, fmt.Errorf("unknown policy %q (known: %s, each also with %s)", name, strings.Join(known, ", "), OracleSuffix)
+}

@@ -1,0 +1,183 @@
+// Package policy holds the scheduling policies: A-SRPT (design §4–§5) and the
+// baselines of §6. One Policy value serves both the replay simulator and the
+// live sidecar unchanged: it is told about arrivals and completions, hands
+// out start decisions with placements, and orders the pending jobs; it never
+// reads the clock (now is passed in, in seconds) and never starts jobs itself.
+package policy
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/predictor"
+)
+
+// Unseen says what A-SRPT does with jobs the predictor has never seen
+// (design §5).
+type Unseen int
+
+const (
+	// UnseenFirst predicts 0 for unseen jobs, so they are released at once
+	// (the paper's rule).
+	UnseenFirst Unseen = iota
+	// UnseenFallback uses the predictor's nearest-group fallback (ours).
+	UnseenFallback
+)
+
+// String returns the setting's name as used on the command line.
+func (u Unseen) String() string {
+	if u == UnseenFallback {
+		return "fallback"
+	}
+	return "first"
+}
+
+// ParseUnseen parses "first" or "fallback".
+func ParseUnseen(s string) (Unseen, error) {
+	switch s {
+	case "first":
+		return UnseenFirst, nil
+	case "fallback":
+		return UnseenFallback, nil
+	}
+	return 0, fmt.Errorf("unseen: %q is not first or fallback", s)
+}
+
+// Params are the tunables of the policies. The zero value is not useful;
+// start from DefaultParams.
+type Params struct {
+	// CommHeavy is the α_max/α_min ratio from which a job counts as
+	// communication-heavy (design §2).
+	CommHeavy float64
+	// Tau is the delay factor τ: a communication-heavy job at the head of the
+	// release queue waits at most τ·p for a consolidated placement.
+	Tau float64
+	// Slack is the placement slack: a placement is consolidated when
+	// α(π) ≤ α_min·(1+Slack).
+	Slack float64
+	// Unseen is A-SRPT's rule for jobs without history.
+	Unseen Unseen
+	// Depth bounds how many queued jobs one scheduling pass examines past
+	// the head (as Slurm's bf_max_job_test does); ≤ 0 means no bound.
+	Depth int
+}
+
+// DefaultParams returns the documented defaults: COMM_HEAVY 1.5, τ 0,
+// slack 0.05, unseen jobs first, depth 1000.
+func DefaultParams() Params {
+	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFirst, Depth: 1000}
+}
+
+// Env is what the policies need of the world. It is shared by every policy
+// of one replay or sidecar and is read-only after construction.
+type Env struct {
+	Cluster *cluster.Cluster
+	Placer  *placement.Placer
+	// G is the cluster's GPU count.
+	G      int
+	Params Params
+}
+
+// NewEnv returns the environment for cluster c.
+func NewEnv(c *cluster.Cluster, p Params) *Env {
+	return &Env{Cluster: c, Placer: placement.NewPlacer(c), G: c.TotalGPUs(), Params: p}
+}
+
+// Task is a job as the policies see it: the record plus what is derived from
+// it at arrival (profile, α bounds, the prediction) and its scheduling state.
+// The replay and the sidecar create Tasks with Env.NewTask; policies own the
+// scheduling fields.
+type Task struct {
+	*job.Job
+	// Seq is the task's arrival sequence number, the last tie-break.
+	Seq int
+	// Prof is the job's model profile; nil for a plain job.
+	Prof *placement.Profile
+	// AlphaMin and AlphaMax bound the job's per-iteration time in seconds
+	// (both 1 for plain jobs, whose run time does not depend on placement).
+	AlphaMin, AlphaMax float64
+	// Heavy reports a communication-heavy job (α_max/α_min ≥ CommHeavy).
+	Heavy bool
+	// Reference is the job's true run time at α_min, seconds: Iterations·α_min
+	// for a profiled job, RunTime otherwise (0 when not known yet).
+	Reference float64
+	// Est is the prediction made at arrival for the reference run time.
+	Est predictor.Estimate
+
+	// Scheduling state, owned by the policy and the simulator.
+
+	// Released is the virtual release time (A-SRPT), or NaN before release.
+	Released float64
+	// Start is the (last) start time, NaN while pending.
+	Start float64
+	// Placement and Alpha describe where the job runs now.
+	Placement placement.Placement
+	Alpha     float64
+	// Attained is the GPU-seconds of service received (2D-LAS).
+	Attained float64
+
+	virtual   float64 // virtual size p (A-SRPT), seconds
+	remaining float64 // virtual work left (A-SRPT), seconds
+	key       float64 // queue order key
+	end       float64 // predicted end while running, seconds
+	level     int     // 2D-LAS queue level
+	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
+	released  bool    // A-SRPT: in the release queue
+	running   bool
+}
+
+// NewTask derives a Task from j at its arrival, with prediction est for its
+// reference run time. The seq number breaks ties between equal keys.
+func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error) {
+	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est,
+		Released: math.NaN(), Start: math.NaN()}
+	if j.GPUs <= 0 {
+		return nil, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
+	}
+	if j.GPUs > e.G {
+		return nil, fmt.Errorf("job %s: %w: %d GPUs on a %d-GPU cluster", j.ID, ErrTooLarge, j.GPUs, e.G)
+	}
+	t.Reference = j.RunTime
+	if j.Profiled() {
+		prof, err := placement.Lookup(j.Profile, j.GPUs)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		t.Prof = prof
+		t.AlphaMin, t.AlphaMax = e.Placer.Bounds(prof)
+		t.Heavy = t.AlphaMax >= e.Params.CommHeavy*t.AlphaMin
+		t.Reference = j.Iterations * t.AlphaMin
+	}
+	return t, nil
+}
+
+// ErrTooLarge marks a job that asks for more GPUs than the cluster has.
+var ErrTooLarge = fmt.Errorf("job larger than the cluster")
+
+// Predicted returns the predicted run time in seconds of the task at its
+// reference placement, as the ordering policies use it.
+func (t *Task) Predicted() float64 { return t.Est.Seconds }
+
+// PredictedOn returns the predicted run time in seconds under a placement
+// with per-iteration time alpha.
+func (t *Task) PredictedOn(alpha float64) float64 {
+	if t.Prof == nil || t.AlphaMin <= 0 {
+		return t.Est.Seconds
+	}
+	return t.Est.Seconds * alpha / t.AlphaMin
+}
+
+// TrueRunTime returns the task's real run time in seconds under a placement
+// with per-iteration time alpha (simulator use: it reads the true size).
+func (t *Task) TrueRunTime(alpha float64) float64 {
+	if t.Prof == nil {
+		return t.RunTime
+	}
+	return t.Iterations * alpha
+}
+
+// Pending reports whether the task waits to be started.
+func (t *Task) Pending() bool { return !t.running }

@@ -1,0 +1,118 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/asrpt/asrpt/sim"
+)
+
+// Report is everything one replay command produces.
+type Report struct {
+	Jobs     int `json:"jobs"`
+	Excluded int `json:"excluded_jobs"`
+	GPUs     int `json:"gpus"`
+	// LowerBound is LB's total JCT and its two parts, seconds.
+	LowerBound        float64   `json:"lower_bound_total_jct_s"`
+	LowerBoundVirtual float64   `json:"lower_bound_virtual_srpt_s"`
+	LowerBoundLength  float64   `json:"lower_bound_sum_runtime_s"`
+	Policies          []Summary `json:"policies"`
+}
+
+// New starts a report for a trace of jobs on a cluster of gpus GPUs.
+func New(jobs, excluded, gpus int, lb sim.LowerBound) *Report {
+	return &Report{Jobs: jobs, Excluded: excluded, GPUs: gpus, LowerBound: lb.Total,
+		LowerBoundVirtual: lb.Virtual, LowerBoundLength: lb.Length}
+}
+
+// WriteTable prints the human-readable table.
+func (r *Report) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "jobs %d (excluded %d larger than the cluster), GPUs %d, lower bound total JCT %s s (virtual SRPT %s, Σ run time %s)\n\n",
+		r.Jobs, r.Excluded, r.GPUs, num(r.LowerBound), num(r.LowerBoundVirtual), num(r.LowerBoundLength))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tpredictor\ttotal JCT s\tavg JCT s\tp50 JCT s\tp95 JCT s\tp99 JCT s\tavg wait s\tp99 wait s\tmakespan s\tutil\tslowdown\t×LB\tevents/s\t")
+	for _, s := range r.Policies {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.2f\t%.3f\t%s\t\n",
+			s.Policy, s.Predictor, num(s.TotalJCT), num(s.AvgJCT), num(s.P50JCT), num(s.P95JCT), num(s.P99JCT),
+			num(s.AvgWait), num(s.P99Wait), num(s.Makespan), s.Utilization, s.AvgSlowdown, s.RatioToLB, num(s.EventsPerSecond))
+	}
+	return tw.Flush()
+}
+
+// num formats a figure compactly: integers up to 1e7, then scientific.
+func num(v float64) string {
+	if v >= 1e7 {
+		return strconv.FormatFloat(v, 'e', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// csvHeader is the column list of WriteCSV, the JSON names of Summary.
+var csvHeader = []string{"policy", "predictor", "jobs", "total_jct_s", "avg_jct_s", "p50_jct_s", "p95_jct_s",
+	"p99_jct_s", "avg_wait_s", "p99_wait_s", "makespan_s", "utilization", "avg_slowdown", "ratio_to_lb",
+	"pred_mae_s", "pred_within_25pct", "fairness_jain", "preemptions", "events", "wall_s", "events_per_s",
+	"lower_bound_total_jct_s"}
+
+// WriteCSV writes one row per policy.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+	for _, s := range r.Policies {
+		row := []string{s.Policy, s.Predictor, strconv.Itoa(s.Jobs), f(s.TotalJCT), f(s.AvgJCT), f(s.P50JCT),
+			f(s.P95JCT), f(s.P99JCT), f(s.AvgWait), f(s.P99Wait), f(s.Makespan), f(s.Utilization),
+			f(s.AvgSlowdown), f(s.RatioToLB), f(s.PredMAE), f(s.PredWithin25), f(s.Fairness),
+			strconv.Itoa(s.Preemptions), strconv.Itoa(s.Events), f(s.WallSeconds), f(s.EventsPerSecond),
+			f(r.LowerBound)}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// WriteFileAtomic writes a file through a temporary file in the same
+// directory and renames it into place, so that a failed run never leaves a
+// half-written file.
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

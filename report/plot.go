@@ -1,0 +1,108 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/asrpt/asrpt/sim"
+)
+
+// maxCurvePoints bounds the points drawn per curve so that plots of million-
+// job replays stay small.
+const maxCurvePoints = 2000
+
+// PlotJCTCDF writes the CDF of job completion times per policy (log-scaled
+// time axis) to path; the format follows the extension (.svg, .png, .pdf).
+func PlotJCTCDF(path string, results []*sim.Result) error {
+	p := plot.New()
+	p.Title.Text = "Job completion time CDF"
+	p.X.Label.Text = "JCT (s)"
+	p.Y.Label.Text = "fraction of jobs"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top = false
+	p.Legend.Left = false
+	for i, r := range results {
+		if len(r.Jobs) == 0 {
+			continue
+		}
+		jct := make([]float64, len(r.Jobs))
+		for k := range r.Jobs {
+			jct[k] = math.Max(r.Jobs[k].JCT(), 1)
+		}
+		slices.Sort(jct)
+		stride := max(1, len(jct)/maxCurvePoints)
+		var pts plotter.XYs
+		for k := 0; k < len(jct); k += stride {
+			pts = append(pts, plotter.XY{X: jct[k], Y: float64(k+1) / float64(len(jct))})
+		}
+		pts = append(pts, plotter.XY{X: jct[len(jct)-1], Y: 1})
+		if err := addLine(p, i, r.Policy, pts); err != nil {
+			return err
+		}
+	}
+	return save(p, path)
+}
+
+// PlotQueue writes the number of pending jobs over time per policy to path.
+func PlotQueue(path string, results []*sim.Result) error {
+	p := plot.New()
+	p.Title.Text = "Pending jobs over time"
+	p.X.Label.Text = "time since first submit (h)"
+	p.Y.Label.Text = "pending jobs"
+	p.Legend.Top = true
+	for i, r := range results {
+		if len(r.Queue) == 0 {
+			continue
+		}
+		t0 := r.Queue[0].Time
+		stride := max(1, len(r.Queue)/maxCurvePoints)
+		var pts plotter.XYs
+		for k := 0; k < len(r.Queue); k += stride {
+			pts = append(pts, plotter.XY{X: (r.Queue[k].Time - t0) / 3600, Y: float64(r.Queue[k].Pending)})
+		}
+		if err := addLine(p, i, r.Policy, pts); err != nil {
+			return err
+		}
+	}
+	return save(p, path)
+}
+
+func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", name, err)
+	}
+	l.Color = plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+	l.Width = vg.Points(1.2)
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
+}
+
+func save(p *plot.Plot, path string) error {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	switch ext {
+	case "svg", "png", "pdf":
+	default:
+		return fmt.Errorf("plot %s: unsupported format %q (svg, png or pdf)", path, ext)
+	}
+	w, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, ext)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	})
+}

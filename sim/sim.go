@@ -1,0 +1,313 @@
+// Package sim replays a trace through a scheduling policy: a discrete-event
+// simulation of arrivals, the policy's own events (virtual releases) and
+// completions on a cluster. A profiled job runs Iterations·α(π) seconds for
+// the placement π it got; a plain job runs its trace run time. The policy is
+// the same code the live sidecar drives.
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+)
+
+// Config is one replay.
+type Config struct {
+	// Cluster is the machine replayed on.
+	Cluster *cluster.Cluster
+	// Policy is the policy name (policy.Names, optionally with the oracle
+	// suffix).
+	Policy string
+	// Params are the policy tunables.
+	Params policy.Params
+	// Predictor is a fresh predictor for this replay (it learns from the
+	// replay's completions). Oracle variants ignore it.
+	Predictor predictor.Predictor
+	// QueueSamples is how many points of the queue-length curve to keep
+	// (0: 1000).
+	QueueSamples int
+	// Progress, when not nil, is called now and then with the number of
+	// finished jobs and the total.
+	Progress func(done, total int)
+	// Check, when true, verifies the free-GPU accounting after every event
+	// (slow; for tests).
+	Check bool
+}
+
+// JobResult is what happened to one job.
+type JobResult struct {
+	ID     string
+	User   string
+	GPUs   int
+	Submit float64 // seconds, as in the trace
+	Start  float64 // first start, seconds
+	End    float64 // completion, seconds
+	// RunTime is the time the job spent running, seconds (the sum over its
+	// runs when preempted).
+	RunTime float64
+	// Reference is the job's run time at α_min, seconds.
+	Reference float64
+	// Predicted is the prediction made at submit, seconds.
+	Predicted float64
+	// Preemptions counts how often the job was stopped.
+	Preemptions int
+}
+
+// JCT returns the job completion time End−Submit in seconds.
+func (r *JobResult) JCT() float64 { return r.End - r.Submit }
+
+// Wait returns the queueing delay Start−Submit in seconds.
+func (r *JobResult) Wait() float64 { return r.Start - r.Submit }
+
+// Sample is one point of the queue-length curve.
+type Sample struct {
+	Time    float64 // seconds
+	Pending int     // jobs waiting
+	Busy    int     // GPUs in use
+}
+
+// Result is the outcome of a replay.
+type Result struct {
+	Policy    string
+	Predictor string
+	Jobs      []JobResult // in trace order, excluded jobs left out
+	Queue     []Sample
+	// Excluded counts the jobs left out because they ask for more GPUs than
+	// the cluster has.
+	Excluded int
+	// Events counts the simulation steps (distinct event times processed).
+	Events int
+	// GPUs is the cluster's GPU count.
+	GPUs int
+}
+
+// ErrStalled is returned when the policy leaves jobs pending with nothing
+// left that could start them (a policy bug, never an input problem).
+var ErrStalled = errors.New("sim: jobs pending with no event left")
+
+// running job bookkeeping kept by the simulator.
+type state struct {
+	task    *policy.Task
+	done    float64 // fraction of the job's work done by earlier runs
+	version int     // bumped on preemption, invalidating the pending completion
+	res     *JobResult
+}
+
+type completion struct {
+	at      float64
+	seq     int
+	version int
+	st      *state
+}
+
+type completions []completion
+
+func (c completions) Len() int { return len(c) }
+func (c completions) Less(i, j int) bool {
+	if c[i].at != c[j].at {
+		return c[i].at < c[j].at
+	}
+	return c[i].seq < c[j].seq
+}
+func (c completions) Swap(i, j int) { c[i], c[j] = c[j], c[i] }
+func (c *completions) Push(x any)   { *c = append(*c, x.(completion)) }
+func (c *completions) Pop() any {
+	old := *c
+	x := old[len(old)-1]
+	*c = old[:len(old)-1]
+	return x
+}
+
+// Prepare returns the jobs the replay will run: copies of the trace's jobs,
+// with the run time of each profiled job set to Iterations·α_min on this
+// cluster (its reference run time), and the jobs larger than the cluster
+// left out and counted. The order of the input is kept.
+func Prepare(jobs []job.Job, env *policy.Env) ([]job.Job, int, error) {
+	out := make([]job.Job, 0, len(jobs))
+	excluded := 0
+	for i := range jobs {
+		j := jobs[i]
+		if j.GPUs > env.G {
+			excluded++
+			continue
+		}
+		if j.GPUs <= 0 {
+			return nil, 0, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
+		}
+		if j.Profiled() {
+			prof, err := placement.Lookup(j.Profile, j.GPUs)
+			if err != nil {
+				return nil, 0, fmt.Errorf("job %s: %w", j.ID, err)
+			}
+			amin, _ := env.Placer.Bounds(prof)
+			j.RunTime = j.Iterations * amin
+		}
+		if !(j.RunTime > 0) {
+			return nil, 0, fmt.Errorf("job %s: run time %v s", j.ID, j.RunTime)
+		}
+		out = append(out, j)
+	}
+	return out, excluded, nil
+}
+
+// Run replays jobs (sorted by submit time, as the trace readers return
+// them) under cfg. The input is not modified.
+func Run(jobs []job.Job, cfg Config) (*Result, error) {
+	env := policy.NewEnv(cfg.Cluster, cfg.Params)
+	prepared, excluded, err := Prepare(jobs, env)
+	if err != nil {
+		return nil, err
+	}
+	return run(prepared, excluded, env, cfg)
+}
+
+// RunPrepared is Run on jobs already passed through Prepare with an Env of
+// the same cluster and params; it saves the preparation when one trace is
+// replayed through many policies.
+func RunPrepared(prepared []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+	return run(prepared, excluded, env, cfg)
+}
+
+func run(jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+	for i := 1; i < len(jobs); i++ {
+		if jobs[i].Submit < jobs[i-1].Submit {
+			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs[i].ID)
+		}
+	}
+	pol, err := policy.New(cfg.Policy, env)
+	if err != nil {
+		return nil, err
+	}
+	pred := cfg.Predictor
+	if _, oracle := policy.Split(cfg.Policy); oracle || pred == nil {
+		pred = predictor.Oracle{}
+	}
+	n := len(jobs)
+	res := &Result{Policy: cfg.Policy, Predictor: pred.Name(), Jobs: make([]JobResult, n),
+		Excluded: excluded, GPUs: env.G}
+	if n == 0 {
+		return res, nil
+	}
+	states := make([]state, n)
+	free := placement.NewFree(cfg.Cluster)
+	var comps completions
+	nsamples := cfg.QueueSamples
+	if nsamples <= 0 {
+		nsamples = 1000
+	}
+	span := jobs[n-1].Submit - jobs[0].Submit
+	step := math.Max(span/float64(nsamples), 1)
+	nextSample := jobs[0].Submit
+
+	now := jobs[0].Submit
+	next, done, pending, seq := 0, 0, 0, 0
+	progressEvery := max(n/200, 1)
+	for done < n {
+		at := math.Inf(1)
+		if next < n {
+			at = jobs[next].Submit
+		}
+		if len(comps) > 0 {
+			at = math.Min(at, comps[0].at)
+		}
+		at = math.Min(at, pol.NextEvent(now))
+		if math.IsInf(at, 1) {
+			return nil, fmt.Errorf("%w: %s at t=%.0f s, %d pending", ErrStalled, cfg.Policy, now, pending)
+		}
+		if at < now {
+			at = now
+		}
+		now = at
+		res.Events++
+		// Completions first: their GPUs are free for this event's decisions.
+		for len(comps) > 0 && comps[0].at <= now {
+			c := heap.Pop(&comps).(completion)
+			if c.version != c.st.version {
+				continue
+			}
+			st := c.st
+			t := st.task
+			free.Give(&t.Placement)
+			st.res.End = c.at
+			st.res.RunTime += c.at - t.Start
+			pol.Finish(now, t)
+			pred.Observe(t.Job, c.at)
+			done++
+			if cfg.Progress != nil && done%progressEvery == 0 {
+				cfg.Progress(done, n)
+			}
+		}
+		for next < n && jobs[next].Submit <= now {
+			j := &jobs[next]
+			est := pred.Predict(j)
+			t, err := env.NewTask(j, next, est)
+			if err != nil {
+				return nil, err
+			}
+			st := &states[next]
+			st.task = t
+			st.res = &res.Jobs[next]
+			*st.res = JobResult{ID: j.ID, User: j.User, GPUs: j.GPUs, Submit: j.Submit,
+				Start: math.NaN(), Reference: t.Reference, Predicted: est.Seconds}
+			pol.Arrive(now, t)
+			pending++
+			next++
+		}
+		for _, d := range pol.Schedule(now, free) {
+			st := &states[d.Task.Seq]
+			t := d.Task
+			if d.Preempt {
+				st.done += (now - t.Start) / t.TrueRunTime(t.Alpha)
+				st.res.RunTime += now - t.Start
+				st.res.Preemptions++
+				st.version++
+				pending++
+				continue
+			}
+			if math.IsNaN(st.res.Start) {
+				st.res.Start = now
+			}
+			pending--
+			left := math.Max(1-st.done, 0) * t.TrueRunTime(t.Alpha)
+			seq++
+			heap.Push(&comps, completion{at: now + left, seq: seq, version: st.version, st: st})
+		}
+		if cfg.Check {
+			if err := check(free, env.G, states[:next]); err != nil {
+				return nil, fmt.Errorf("sim: t=%.3f: %w", now, err)
+			}
+		}
+		for now >= nextSample {
+			res.Queue = append(res.Queue, Sample{Time: now, Pending: pending, Busy: env.G - free.Total()})
+			nextSample += step
+		}
+	}
+	res.Queue = append(res.Queue, Sample{Time: now, Pending: pending, Busy: env.G - free.Total()})
+	if cfg.Progress != nil {
+		cfg.Progress(n, n)
+	}
+	return res, nil
+}
+
+// check verifies that the GPUs in use equal those of the running jobs and
+// never exceed the cluster.
+func check(free *placement.Free, g int, states []state) error {
+	used := 0
+	for i := range states {
+		t := states[i].task
+		if t != nil && !t.Pending() {
+			used += t.Placement.GPUs()
+		}
+	}
+	if used+free.Total() != g {
+		return fmt.Errorf("%d GPUs in use by running jobs, %d free, cluster has %d", used, free.Total(), g)
+	}
+	return nil
+}
