@@ -77,14 +77,40 @@ func (r *running) add(t *Task) {
 
 func (r *running) remove(t *Task) { r.tree.Delete(t) }
 
+// refresh re-estimates the end of every running job that has outlived its
+// prediction: it is now expected to run as long again as it has so far
+// (doubling), but not past its time limit. Without this, an under-predicted
+// job would count as ending "now" forever and freeze every reservation at
+// now, so that nothing could backfill. Each job is re-estimated O(log
+// overrun) times.
+func (r *running) refresh(now float64) {
+	for {
+		t, ok := r.tree.Min()
+		if !ok || t.end > now {
+			return
+		}
+		r.tree.DeleteMin()
+		end := now + math.Max(now-t.Start, minRemaining)
+		if t.TimeLimit > 0 && t.Start+t.TimeLimit > now {
+			end = math.Min(end, t.Start+t.TimeLimit)
+		}
+		t.end = end
+		r.tree.ReplaceOrInsert(t)
+	}
+}
+
+// minRemaining is the least time in seconds a running job is expected to
+// go on for once it has outlived its prediction.
+const minRemaining = 60
+
 // shadow returns the earliest time at which need GPUs are predicted to be
 // free (count only, as Slurm's reservation), and how many GPUs beyond need
-// will be free then. Running jobs past their predicted end are taken to end
-// now.
+// will be free then.
 func (r *running) shadow(now float64, need, free int) (at float64, extra int) {
 	if free >= need {
 		return now, free - need
 	}
+	r.refresh(now)
 	at, avail := math.Inf(1), free
 	r.tree.Ascend(func(t *Task) bool {
 		avail += t.GPUs

@@ -44,7 +44,9 @@ type Oracle struct{}
 func (Oracle) Name() string { return "oracle" }
 
 // Predict implements Predictor.
-func (Oracle) Predict(j *job.Job) Estimate { return Estimate{Seconds: positive(j.RunTime), Known: true} }
+func (Oracle) Predict(j *job.Job) Estimate {
+	return Estimate{Seconds: positive(j.RunTime), Known: true}
+}
 
 // Observe implements Predictor.
 func (Oracle) Observe(*job.Job, float64) {}
@@ -82,7 +84,8 @@ type meanAcc struct {
 func (m *meanAcc) add(x float64) { m.sum += x; m.n++ }
 func (m *meanAcc) mean() float64 { return m.sum / float64(m.n) }
 
-// Mean predicts the running mean run time of the job's (user, name) group;
+// Mean predicts the running mean run time of the job's (user, name family)
+// group, the family being the normalised job name (Family);
 // for an unseen group it falls back to the user's mean, then the time limit,
 // then DefaultLimit, and reports Known = false.
 type Mean struct {
@@ -100,7 +103,7 @@ func (*Mean) Name() string { return "mean" }
 
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
-	if a := m.group[[2]string{j.User, j.Name}]; a != nil {
+	if a := m.group[[2]string{j.User, Family(j.Name)}]; a != nil {
 		return Estimate{Seconds: positive(a.mean()), Known: true}
 	}
 	if a := m.user[j.User]; a != nil {
@@ -111,7 +114,7 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 
 // Observe implements Predictor.
 func (m *Mean) Observe(j *job.Job, _ float64) {
-	k := [2]string{j.User, j.Name}
+	k := [2]string{j.User, Family(j.Name)}
 	a := m.group[k]
 	if a == nil {
 		a = &meanAcc{}

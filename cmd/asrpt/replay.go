@@ -46,6 +46,7 @@ type replayFlags struct {
 	predictor         string
 	seed              int64
 	jobs              int
+	load              float64
 	jsonPath, csvPath string
 	plotDir           string
 	params            policy.Params
@@ -67,6 +68,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.predictor, "predictor", "mean", "run-time predictor: oracle, limit, mean or forest")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the generated workload and of the predictor")
 	fs.IntVar(&f.jobs, "jobs", defaultJobs, "jobs in the generated workload (without --trace)")
+	fs.Float64Var(&f.load, "load", trace.DefaultGenConfig().Load, "offered load of the generated workload, as a share of the cluster's GPUs")
 	fs.StringVar(&f.jsonPath, "json", "", "write the results as JSON to `file`")
 	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
 	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
@@ -99,18 +101,29 @@ func (f *replayFlags) cluster() (*cluster.Cluster, error) {
 	return cluster.Uniform(f.nodes, f.gpn), nil
 }
 
-func (f *replayFlags) workload(c *cluster.Cluster) ([]job.Job, error) {
+func (f *replayFlags) workload(c *cluster.Cluster, stderr io.Writer) ([]job.Job, error) {
 	if f.tracePath == "" {
 		cfg := trace.DefaultGenConfig()
-		cfg.Jobs, cfg.Seed = f.jobs, f.seed
-		cfg.ClusterGPUs, cfg.GPUsPerNode = c.TotalGPUs(), c.MaxNodeGPUs()
+		cfg.Jobs, cfg.Seed, cfg.Load = f.jobs, f.seed, f.load
+		// The generator wants whole nodes of equal size: on a mixed cluster,
+		// size jobs by the largest node and round the total down to whole
+		// nodes of that size.
+		cfg.GPUsPerNode = c.MaxNodeGPUs()
+		cfg.ClusterGPUs = max(cfg.GPUsPerNode, c.TotalGPUs()/cfg.GPUsPerNode*cfg.GPUsPerNode)
 		return trace.Generate(cfg)
 	}
 	format, err := trace.ParseFormat(f.format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	return trace.ReadFile(f.tracePath, format)
+	jobs, stats, err := trace.ReadFileStats(f.tracePath, format, trace.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if stats.Skipped() > 0 {
+		fmt.Fprintf(stderr, "asrpt replay: %s: %s\n", f.tracePath, stats)
+	}
+	return jobs, nil
 }
 
 func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error {
@@ -131,7 +144,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	if _, err := newPredictor(f.predictor, f.seed); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	jobs, err := f.workload(c)
+	jobs, err := f.workload(c, stderr)
 	if err != nil {
 		return err
 	}
@@ -218,17 +231,11 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// newPredictor returns a fresh predictor by name.
+// newPredictor returns a fresh predictor by name, seeded.
 func newPredictor(name string, seed int64) (predictor.Predictor, error) {
-	switch name {
-	case "oracle":
-		return predictor.Oracle{}, nil
-	case "limit":
-		return predictor.Limit{}, nil
-	case "mean":
-		return predictor.NewMean(), nil
-	}
-	return nil, fmt.Errorf("unknown predictor %q (oracle, limit, mean)", name)
+	cfg := predictor.DefaultConfig()
+	cfg.Train.Forest.Seed = uint64(seed)
+	return predictor.ByName(name, cfg)
 }
 
 func splitList(s string) []string {
