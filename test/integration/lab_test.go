@@ -160,3 +160,26 @@ func nodeProblem(out string, n int, wantGres string) string {
 	}
 	return ""
 }
+
+func TestNodeProblem(t *testing.T) {
+	const idle = "node1|idle|gpu:tesla:4\nnode2|idle|gpu:tesla:4(S:0)\n"
+	tests := []struct {
+		name, out string
+		n         int
+		want      string // substring of the problem; "" means none
+	}{
+		{"all idle", idle, 2, ""},
+		{"one allocated", idle + "node3|mix|gpu:tesla:4\n", 3, "not idle: node3=mix"},
+		{"missing node", idle, 3, "2 nodes, want 3"},
+		{"wrong gres", "node1|idle|gpu:tesla:2\n", 1, `gres "gpu:tesla:2"`},
+		{"garbage", "node1 idle\n", 1, "bad sinfo line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := nodeProblem(tt.out, tt.n, "gpu:tesla:4")
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("nodeProblem = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -19,9 +19,15 @@ say() { printf '[integration %s] %s\n' "$(date +%T)" "$*" >&2; }
 t_start=$(date +%s)
 
 started=()
+declare -A pid=()
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	# An interrupted start: stop the lab.sh up process groups still running
+	# (the daemons they started are stopped by down, by their saved PIDs).
+	for v in "${!pid[@]}"; do
+		kill -TERM -- "-${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null
+	done
 	if [[ ${SLURMLAB_KEEP:-0} == 1 ]]; then
 		say "SLURMLAB_KEEP=1: leaving labs up: ${LABS[*]}"
 	elif ((${#started[@]})); then
@@ -47,14 +53,16 @@ done
 
 say "bringing up labs: ${LABS[*]} (logs in $LOGS)"
 t0=$(date +%s)
-declare -A pid
 for v in "${LABS[@]}"; do
-	bash "$LABSH" up "$v" >"$LOGS/up-$v.log" 2>&1 &
+	setsid bash "$LABSH" up "$v" >"$LOGS/up-$v.log" 2>&1 & # own process group
 	pid[$v]=$!
 done
 up_failed=0
 for v in "${LABS[@]}"; do
-	if wait "${pid[$v]}"; then
+	w=0
+	wait "${pid[$v]}" || w=$?
+	unset "pid[$v]"
+	if ((w == 0)); then
 		say "lab $v: $(grep -o 'up in .*' "$LOGS/up-$v.log" | tail -1)"
 	else
 		up_failed=1

@@ -205,8 +205,11 @@ host_install() {
 		if [[ ! -e $BASE/.host-apt-updated ]]; then
 			env "${APT_ENV[@]}" apt-get update -qq && touch "$BASE/.host-apt-updated"
 		fi
+		# One retry after repairing an interrupted dpkg and refreshing the lists.
 		env "${APT_ENV[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$BASE/host-apt.log" 2>&1 ||
-			{ cat "$BASE/host-apt.log" >&2; exit 1; }
+			{ env "${APT_ENV[@]}" dpkg --configure -a && env "${APT_ENV[@]}" apt-get update -qq &&
+				env "${APT_ENV[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >>"$BASE/host-apt.log" 2>&1 ||
+			{ tail -30 "$BASE/host-apt.log" >&2; exit 1; }
 	) 9>"$BASE/.host-apt.lock" || die "host apt-get install ${missing[*]} failed"
 	log "host: installed ${missing[*]} in $(elapsed "$t0") s"
 }
@@ -223,13 +226,13 @@ mount_chroot() {
 	done
 }
 
+# umount_chroot: unmount everything mounted under the chroot (ours, or left by
+# an interrupted debootstrap), deepest first.
 umount_chroot() {
 	[[ -n $ROOT ]] || return 0
 	local m
-	for m in dev/pts dev sys proc; do
-		if mountpoint -q "$ROOT/$m" 2>/dev/null; then
-			umount "$ROOT/$m" 2>/dev/null || umount -l "$ROOT/$m"
-		fi
+	awk -v r="$ROOT/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
+		umount "$m" 2>/dev/null || umount -l "$m"
 	done
 }
 
@@ -241,7 +244,8 @@ build_root() {
 	t0=$(now)
 	host_install debootstrap
 	if [[ ! -e $ROOT/.slurmlab-bootstrapped ]]; then
-		rm -rf "$ROOT" && mkdir -p "$ROOT"
+		umount_chroot
+		rm -rf --one-file-system "$ROOT" && mkdir -p "$ROOT"
 		# Bookworm's debootstrap has no script for forky; sid's works for it.
 		[[ -e /usr/share/debootstrap/scripts/$SUITE ]] || script=(/usr/share/debootstrap/scripts/sid)
 		log "debootstrap --variant=minbase $SUITE (once; cached in $ROOT)"
@@ -265,9 +269,13 @@ build_root() {
 	# forky; name the small one so that apt does not pick systemd.
 	[[ $SUITE == forky ]] && extra=(systemd-standalone-sysusers)
 	mount_chroot
-	chroot "$ROOT" /usr/bin/env -i PATH=$PATHV "${APT_ENV[@]}" apt-get update -qq >"$H_BASE/chroot-apt.log" 2>&1 &&
-		chroot "$ROOT" /usr/bin/env -i PATH=$PATHV "${APT_ENV[@]}" apt-get install -y -qq --no-install-recommends \
-			"${PKGS_SLURM[@]}" "${extra[@]}" curl jq procps util-linux >>"$H_BASE/chroot-apt.log" 2>&1 ||
+	local capt=(chroot "$ROOT" /usr/bin/env -i "PATH=$PATHV" "${APT_ENV[@]}")
+	local pkgs=("${PKGS_SLURM[@]}" "${extra[@]}" curl jq procps util-linux)
+	# One retry after repairing a dpkg run that an interrupted up left behind.
+	{ "${capt[@]}" apt-get update -qq && "${capt[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}"; } \
+		>"$H_BASE/chroot-apt.log" 2>&1 ||
+		{ "${capt[@]}" dpkg --configure -a && "${capt[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}"; } \
+			>>"$H_BASE/chroot-apt.log" 2>&1 ||
 		{ tail -30 "$H_BASE/chroot-apt.log" >&2; die "apt-get install in the $SUITE chroot failed (log: $H_BASE/chroot-apt.log)"; }
 	chroot "$ROOT" apt-get clean
 	touch "$ROOT/.slurmlab-ready"
@@ -777,7 +785,7 @@ sched)
 purge)
 	lab "${1:?usage: lab.sh purge VERSION}"
 	do_down
-	rm -rf "$H_LAB" "$H_BASE"
+	rm -rf --one-file-system "$H_LAB" "$H_BASE"
 	[[ $KIND == host ]] && rm -rf "$H_CONF"
 	log "state of lab $VER removed (the chroot root stays cached in ${ROOT:-/})"
 	;;
