@@ -2,8 +2,8 @@ package placement
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 

@@ -106,10 +106,10 @@ func popcount(m uint64) int {
 
 // treeCluster is 12 nodes of 4 or 8 GPUs under two leaves and a spine:
 //
-//	         spine
-//	        /     \
-//	    leaf0     leaf1
-//	   n0..n5     n6..n11
+//	      spine
+//	     /     \
+//	 leaf0     leaf1
+//	n0..n5     n6..n11
 func treeCluster() *cluster.Cluster {
 	c := cluster.Uniform(12, 8)
 	c.Switches = []cluster.Switch{{Name: "spine", Level: 1}, {Name: "leaf0", Parent: "spine"}, {Name: "leaf1", Parent: "spine"}}
