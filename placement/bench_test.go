@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -93,5 +94,25 @@ func BenchmarkAlpha64(b *testing.B) {
 	}
 	for b.Loop() {
 		pl.Alpha(prof, &p)
+	}
+}
+
+// BenchmarkHeavyEdgeLarge places gpt2-1.5b on 256 and 1,024 GPUs (8 stages
+// of 32 and 128 replicas) on a 1,000 × 8 cluster that is 30% busy.
+func BenchmarkHeavyEdgeLarge(b *testing.B) {
+	for _, g := range []int{256, 1024} {
+		b.Run(fmt.Sprint(g), func(b *testing.B) {
+			prof, err := Lookup("gpt2-1.5b", g)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, f := busyCluster(1000, 8, 0.3, 7)
+			pl := NewPlacer(c)
+			for b.Loop() {
+				if _, err := pl.Place(f, g, prof); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,10 +1,5 @@
 package placement
 
-import (
-	"cmp"
-	"slices"
-)
-
 // Edge is one edge of the job graph Ω.
 type Edge struct {
 	// U and V are the endpoint vertices, U < V.
@@ -41,8 +36,6 @@ type Graph struct {
 	// Edges lists the edges stage by stage: the ring of stage k, then the
 	// pipeline edges from k to k+1.
 	Edges []Edge
-	// byWeight lists edge indices by decreasing weight, ties by index.
-	byWeight []int
 	// adj lists, per vertex, the indices of its edges.
 	adj [][]int
 }
@@ -87,13 +80,6 @@ func NewGraph(p *Profile) *Graph {
 			}
 		}
 	}
-	g.byWeight = make([]int, len(g.Edges))
-	for i := range g.byWeight {
-		g.byWeight[i] = i
-	}
-	slices.SortStableFunc(g.byWeight, func(a, b int) int {
-		return cmp.Compare(g.Edges[b].Weight, g.Edges[a].Weight)
-	})
 	g.adj = make([][]int, g.Vertices)
 	for i, e := range g.Edges {
 		g.adj[e.U] = append(g.adj[e.U], i)

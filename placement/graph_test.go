@@ -61,9 +61,12 @@ func TestNewGraph(t *testing.T) {
 	if g.StageOf[5] != 2 || g.First[1] != 3 || g.First[3] != 6 {
 		t.Errorf("StageOf/First wrong: %v %v", g.StageOf, g.First)
 	}
-	for i := 1; i < len(g.byWeight); i++ {
-		if g.Edges[g.byWeight[i-1]].Weight < g.Edges[g.byWeight[i]].Weight {
-			t.Fatalf("byWeight not decreasing at %d", i)
+	pl := NewPlacer(cluster.Uniform(2, 4))
+	e := pl.entry(p)
+	cut := func(i int) float64 { return g.Compute[g.Edges[i].Stage] + g.Edges[i].Weight/cluster.DefaultInter }
+	for i := 1; i < len(e.order); i++ {
+		if a, b := cut(e.order[i-1]), cut(e.order[i]); a < b || a == b && e.order[i-1] > e.order[i] {
+			t.Fatalf("edge order not by decreasing cut cost at %d", i)
 		}
 	}
 }

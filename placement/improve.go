@@ -1,9 +1,18 @@
 package placement
 
 import (
-	"cmp"
 	"math/bits"
 	"slices"
+)
+
+// Limits of the local search.
+const (
+	// maxImproveVertices is the largest job graph improve works on; larger
+	// jobs keep Heavy-Edge's construction (their all-reduce rings span
+	// several nodes anyway).
+	maxImproveVertices = 256
+	// maxImproveMoves bounds the moves improve makes.
+	maxImproveMoves = 32
 )
 
 // improve is the local search that follows Heavy-Edge's construction
@@ -20,15 +29,19 @@ import (
 // per other vertex.
 func (pl *Placer) improve(g *Graph, vtx []GPU, free *Free, nodes []int, s *scratch) {
 	E := len(g.Edges)
-	if E == 0 {
+	if E == 0 || g.Vertices > maxImproveVertices {
 		return
 	}
+	deg := 0
+	for _, a := range g.adj {
+		deg = max(deg, len(a))
+	}
+	top := 2*deg + 1
 	floor := 0.0
 	for _, c := range g.Compute {
 		floor = max(floor, c)
 	}
 	s.val = slices.Grow(s.val[:0], E)[:E]
-	s.ord = grow(s.ord, E)
 	// spare lists the free GPUs of the used nodes that the placement does
 	// not take.
 	s.spare = s.spare[:0]
@@ -46,7 +59,8 @@ func (pl *Placer) improve(g *Graph, vtx []GPU, free *Free, nodes []int, s *scrat
 	cost := func(e *Edge, a, b GPU) float64 {
 		return g.Compute[e.Stage] + e.Weight/pl.bw(a, b)
 	}
-	// rest is the largest cost of the edges that touch neither x nor y.
+	// rest is the largest cost of the edges that touch neither x nor y; the
+	// top list holds more edges than x and y touch together.
 	rest := func(x, y int) float64 {
 		for _, ei := range s.ord {
 			e := &g.Edges[ei]
@@ -81,18 +95,27 @@ func (pl *Placer) improve(g *Graph, vtx []GPU, free *Free, nodes []int, s *scrat
 		}
 		return worst
 	}
-	for iter := 0; iter < g.Vertices+8; iter++ {
+	for iter := 0; iter < maxImproveMoves; iter++ {
+		// Costs, and the top costliest edges by decreasing cost, ties by
+		// index.
+		s.ord = s.ord[:0]
 		for i := range g.Edges {
 			e := &g.Edges[i]
-			s.val[i] = cost(e, vtx[e.U], vtx[e.V])
-			s.ord[i] = i
-		}
-		slices.SortFunc(s.ord, func(a, b int) int {
-			if c := cmp.Compare(s.val[b], s.val[a]); c != 0 {
-				return c
+			v := cost(e, vtx[e.U], vtx[e.V])
+			s.val[i] = v
+			if len(s.ord) == top && v <= s.val[s.ord[top-1]] {
+				continue
 			}
-			return a - b
-		})
+			j := len(s.ord)
+			for j > 0 && s.val[s.ord[j-1]] < v {
+				j--
+			}
+			if len(s.ord) < top {
+				s.ord = append(s.ord, 0)
+			}
+			copy(s.ord[j+1:], s.ord[j:len(s.ord)-1])
+			s.ord[j] = i
+		}
 		crit := g.Edges[s.ord[0]]
 		cur := max(floor, s.val[s.ord[0]])
 		if s.val[s.ord[0]] <= floor {

@@ -303,29 +303,45 @@ func (s *scratch) touch(n, k int) int {
 
 // Place chooses GPUs for a job of gpus GPUs on the free GPUs (design §3).
 //
-// With prof == nil (a plain job, only the count matters) the whole job goes
-// to one node by best fit when some node has gpus free GPUs (the node with
-// the fewest free GPUs that fits, ties by node index); otherwise it is
-// spread over the fewest nodes, most free first, the last node chosen by
-// best fit for the remainder. With a switch tree the spread stays under the
-// lowest switch whose nodes hold the job (the one with the fewest free
-// GPUs among those of that level, ties by index) when there is one.
-// Costs O(max GPUs per node + nodes used) on a flat cluster.
+// Plain job (prof == nil, only the count matters): the whole job goes to
+// one node by best fit when some node has gpus free GPUs (the node with the
+// fewest free GPUs that fits, ties by node index); otherwise it is spread
+// over the fewest nodes, most free first, the last node chosen by best fit
+// for the remainder. With a switch tree the spread stays under the
+// lowest-level switch whose nodes hold the job (among those, the one with
+// the fewest free GPUs, then the lowest index) when there is one. Costs
+// O(max GPUs per node + nodes used) on a flat cluster, plus O(switches +
+// nodes under the chosen switch) with a tree.
 //
-// With a profile, Heavy-Edge: best fit on one node when it fits; otherwise
-// the job graph's edges are taken by decreasing weight and their endpoint
-// groups merged while the merged group fits the largest free node of the
-// domain (the subtree chosen as above, or the whole cluster); groups then go,
-// largest first, to the node of the domain with the fewest free GPUs that
-// holds them whole (best fit: the cut, and so α on a flat cluster, is the
-// same as on the most-free node, and large free nodes stay whole for later
-// jobs) or, when none does, are split over the nodes with the most free
-// GPUs. Inside a node, each group takes a chain of NVLink-connected GPUs
-// where the node has a link matrix, else the lowest free indices.
+// Profiled job, Heavy-Edge:
+//
+//  1. When one node holds the job: best fit as above. Where nodes have
+//     non-uniform NVLink matrices, the next nodes in best-fit order (up to
+//     8 in all) are compared too and the lowest α wins (ties: best fit).
+//  2. Otherwise, in the domain chosen as for a plain job: the job graph's
+//     edges are taken in decreasing order of the α they would set if cut,
+//     c_k + w_e/B_inter (for edges of one stage, decreasing weight, as in the
+//     design; across stages the compute time counts too); the endpoint
+//     groups are merged while the merged group fits the domain's largest
+//     free node and the groups still pack whole into the free nodes (best
+//     fit decreasing). Groups then go, largest first, to the node with the
+//     fewest free GPUs that holds them whole (ours: the design says the
+//     node with the most; on a flat cluster the cut, and so α, is the same,
+//     and large free nodes stay whole for later jobs); a group that fits
+//     nowhere whole is split over the nodes with the most free GPUs. With a
+//     switch tree, the placement on the whole cluster replaces the one
+//     under the chosen switch when its α is strictly lower.
+//  3. Inside a node, each group takes the lowest free indices, or, with a
+//     non-uniform link matrix, the chain of NVLink-connected GPUs (from the
+//     best of every start) that makes its internal edges cheapest.
+//
+// A local search then moves or swaps the endpoints of the edge that sets α
+// while that lowers α, within the nodes already chosen (see improve).
 //
 // gpus must be ≥ 1 and equal prof.GPUs(); free must track this Placer's
-// cluster. It returns ErrNoFit itself when free.Total() < gpus. Place is
-// deterministic and does not modify free.
+// cluster. It returns ErrNoFit itself (unwrapped, cheap to test with
+// errors.Is) when free.Total() < gpus; then nothing can fit, and otherwise
+// something always does. Place is deterministic and does not modify free.
 func (pl *Placer) Place(free *Free, gpus int, prof *Profile) (Placement, error) {
 	if gpus < 1 {
 		return Placement{}, fmt.Errorf("placement: job of %d GPUs, want at least 1", gpus)
@@ -358,7 +374,7 @@ func (pl *Placer) Place(free *Free, gpus int, prof *Profile) (Placement, error) 
 	}
 	s := pl.getScratch(free.Nodes())
 	defer pl.putScratch(s)
-	dom := pl.domain(free, gpus, s)
+	dom := pl.domain(free, gpus)
 	if g == nil {
 		return pl.spread(free, gpus, dom, s), nil
 	}
@@ -470,11 +486,11 @@ func (pl *Placer) chain(n int, mask uint64, k, start int, out []GPU) uint64 {
 		if i == 0 && start >= 0 {
 			best = start
 		}
-		for m := mask; m != 0 && best < 0 || m != 0 && i > 0; m &= m - 1 {
+		for m := mask; m != 0 && (i > 0 || start < 0); m &= m - 1 {
 			j := bits.TrailingZeros64(m)
 			a, b := 0, 0
 			switch {
-			case prev < 0:
+			case i == 0:
 				for o := mask; o != 0; o &= o - 1 {
 					if x := bits.TrailingZeros64(o); x != j {
 						a += pl.links(n, j, x)
@@ -546,7 +562,7 @@ func (pl *Placer) pickGroup(n int, mask uint64, piece []int, g *Graph, out []GPU
 // domain returns the switch whose subtree the job should stay under, or -1
 // for the whole cluster: the lowest-level switch whose nodes have at least
 // gpus free GPUs, ties by the fewest free GPUs, then index.
-func (pl *Placer) domain(free *Free, gpus int, _ *scratch) int {
+func (pl *Placer) domain(free *Free, gpus int) int {
 	t := pl.tree
 	if t == nil {
 		return -1
