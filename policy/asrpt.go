@@ -231,6 +231,11 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 		if t.GPUs > free.Total() {
 			return true
 		}
+		// The reservation check first, on the best case α_min, so that
+		// Heavy-Edge runs only for jobs that may start.
+		if t.GPUs > extra && now+a.run.est(t, t.AlphaMin) > shadow {
+			return true
+		}
 		p, alpha, ok := a.place(t, free)
 		if !ok || !a.consolidated(t, alpha) {
 			return true

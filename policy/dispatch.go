@@ -226,6 +226,9 @@ func (d *dispatcher) Schedule(now float64, free *placement.Free) []Decision {
 			}
 			return true
 		}
+		if blocked && d.mode == modeEASY && t.GPUs > extra && now+d.run.est(t, t.AlphaMin) > shadow {
+			return true // cannot start without delaying the reservation
+		}
 		p, alpha, ok := d.place(t, free)
 		if !ok {
 			return true
