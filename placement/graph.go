@@ -23,7 +23,8 @@ type Edge struct {
 //     edge for d_k = 2, none for d_k = 1), weight 2(d_k−1)/d_k · m_k, the
 //     bytes each replica sends to its ring neighbour in a ring all-reduce.
 //
-// A Graph is immutable and safe for concurrent use.
+// A Graph is safe for concurrent use; callers must not modify it (Placer
+// caches and shares them).
 type Graph struct {
 	// Vertices is the number of vertices (GPUs), Σ d_k.
 	Vertices int
