@@ -78,7 +78,9 @@ type Cluster struct {
 const MaxGPUsPerNode = 64
 
 // Uniform returns a flat cluster of n nodes with g GPUs each, named
-// node0001..nodeNNNN, with default bandwidths.
+// node0001..nodeNNNN, with default bandwidths. Its nodes model today's GPU
+// servers (DGX/HGX class), whose GPUs are all connected through NVSwitch:
+// any two GPUs of a node talk at DefaultNVLink.
 func Uniform(n, g int) *Cluster {
 	c := &Cluster{Nodes: make([]Node, n), BW: DefaultBandwidth()}
 	width := len(fmt.Sprint(n))
@@ -86,7 +88,7 @@ func Uniform(n, g int) *Cluster {
 		width = 4
 	}
 	for i := range c.Nodes {
-		c.Nodes[i] = Node{Name: fmt.Sprintf("node%0*d", width, i+1), GPUs: g}
+		c.Nodes[i] = Node{Name: fmt.Sprintf("node%0*d", width, i+1), GPUs: g, IntraBW: DefaultNVLink}
 	}
 	return c
 }

@@ -11,7 +11,7 @@ import (
 // busyCluster returns a nodes×gpus flat cluster with NVLink-class nodes and
 // a free-GPU state in which each GPU is busy with probability busy (seeded).
 func busyCluster(nodes, gpus int, busy float64, seed uint64) (*cluster.Cluster, *Free) {
-	c := cluster.Uniform(nodes, gpus)
+	c := pcieCluster(nodes, gpus)
 	for i := range c.Nodes {
 		c.Nodes[i].IntraBW = cluster.DefaultNVLink
 	}

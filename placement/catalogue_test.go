@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // 16 servers of 8 GPUs, every GPU pair NVLink/NVSwitch-connected (300 GB/s),
 // 25 GB/s between servers, flat.
 func referenceCluster() *cluster.Cluster {
-	c := cluster.Uniform(16, 8)
+	c := pcieCluster(16, 8)
 	for i := range c.Nodes {
 		c.Nodes[i].IntraBW = cluster.DefaultNVLink
 	}
@@ -89,7 +89,7 @@ func TestCatalogueCommHeavy(t *testing.T) {
 	}
 	// On PCIe-only servers (24 GB/s inside, 25 GB/s between) consolidation
 	// buys nothing: no catalogue model is communication-heavy there.
-	pcie := NewPlacer(cluster.Uniform(16, 8))
+	pcie := NewPlacer(pcieCluster(16, 8))
 	for _, m := range Models() {
 		for _, g := range catalogueGPUs {
 			if p, err := Lookup(m, g); err == nil && pcie.CommHeavy(p, 1.5) {

@@ -95,20 +95,20 @@ func TestExactMatchesBruteForce(t *testing.T) {
 }
 
 func TestExactLimits(t *testing.T) {
-	c := cluster.Uniform(4, 8)
+	c := pcieCluster(4, 8)
 	free := NewFree(c)
 	big := &Profile{Model: "big", Stages: []Stage{{Replicas: MaxExactVertices + 1}}}
 	if _, _, err := Exact(c, free, big); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("%d vertices: %v, want ErrTooLarge", MaxExactVertices+1, err)
 	}
-	linked := cluster.Uniform(8, 8)
+	linked := pcieCluster(8, 8)
 	for i := range linked.Nodes {
 		linked.Nodes[i].Links = dgx1
 	}
 	if _, _, err := Exact(linked, NewFree(linked), &Profile{Model: "m", Stages: []Stage{{Replicas: 2}}}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("64 single-GPU bins: %v, want ErrTooLarge", err)
 	}
-	small := cluster.Uniform(1, 2)
+	small := pcieCluster(1, 2)
 	if _, _, err := Exact(small, NewFree(small), &Profile{Model: "m", Stages: []Stage{{Replicas: 3}}}); !errors.Is(err, ErrNoFit) {
 		t.Errorf("3 GPUs on 2: %v, want ErrNoFit", err)
 	}

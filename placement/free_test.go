@@ -111,7 +111,7 @@ func popcount(m uint64) int {
 //	 leaf0     leaf1
 //	n0..n5     n6..n11
 func treeCluster() *cluster.Cluster {
-	c := cluster.Uniform(12, 8)
+	c := pcieCluster(12, 8)
 	c.Switches = []cluster.Switch{{Name: "spine", Level: 1}, {Name: "leaf0", Parent: "spine"}, {Name: "leaf1", Parent: "spine"}}
 	for i := range c.Nodes {
 		c.Nodes[i].Switch = []string{"leaf0", "leaf1"}[i/6]
@@ -123,7 +123,7 @@ func treeCluster() *cluster.Cluster {
 }
 
 func TestFreeIndexUnderTakeGive(t *testing.T) {
-	for name, c := range map[string]*cluster.Cluster{"flat": cluster.Uniform(70, 8), "tree": treeCluster()} {
+	for name, c := range map[string]*cluster.Cluster{"flat": pcieCluster(70, 8), "tree": treeCluster()} {
 		t.Run(name, func(t *testing.T) {
 			f := NewFree(c)
 			checkIndex(t, c, f)

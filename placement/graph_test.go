@@ -61,7 +61,7 @@ func TestNewGraph(t *testing.T) {
 	if g.StageOf[5] != 2 || g.First[1] != 3 || g.First[3] != 6 {
 		t.Errorf("StageOf/First wrong: %v %v", g.StageOf, g.First)
 	}
-	pl := NewPlacer(cluster.Uniform(2, 4))
+	pl := NewPlacer(pcieCluster(2, 4))
 	e := pl.entry(p)
 	cut := func(i int) float64 { return g.Compute[g.Edges[i].Stage] + g.Edges[i].Weight/cluster.DefaultInter }
 	for i := 1; i < len(e.order); i++ {
@@ -110,7 +110,7 @@ func TestTreeBandwidth(t *testing.T) {
 	if tr.level[0] != 2 || tr.level[1] != 1 || tr.level[2] != 0 {
 		t.Errorf("levels = %v", tr.level)
 	}
-	if newTree(cluster.Uniform(3, 8)) != nil {
+	if newTree(pcieCluster(3, 8)) != nil {
 		t.Error("flat cluster has a tree")
 	}
 }
@@ -142,7 +142,7 @@ func TestAlphaByHand(t *testing.T) {
 	//
 	// Stage 0 (2 replicas, c = 1 s, ring 2·½·48e9 = 48e9 bytes), stage 1
 	// (2 replicas, c = 0.5 s, no gradient). Pipeline edges a/(2·2) = 25e9.
-	c := cluster.Uniform(2, 2)
+	c := pcieCluster(2, 2)
 	pl := NewPlacer(c)
 	p := &Profile{Model: "hand", Stages: []Stage{{Replicas: 2, Compute: 1, Activation: 100e9, Gradient: 48e9}, {Replicas: 2, Compute: 0.5}}}
 	for _, tc := range []struct {
@@ -184,7 +184,7 @@ func TestAlphaByHand(t *testing.T) {
 }
 
 func TestIntraBandwidth(t *testing.T) {
-	c := cluster.Uniform(3, 4)
+	c := pcieCluster(3, 4)
 	c.Nodes[0].Links = [][]int{{-1, 2, 1, 0}, {2, -1, 0, 0}, {1, 0, -1, 0}, {0, 0, 0, -1}}
 	c.Nodes[1].Links = [][]int{{-1, 12, 12, 12}, {12, -1, 12, 12}, {12, 12, -1, 12}, {12, 12, 12, -1}}
 	c.Nodes[2].IntraBW = 50e9
@@ -208,4 +208,15 @@ func TestIntraBandwidth(t *testing.T) {
 	if !math.IsInf(pl.bw(GPU{0, 1}, GPU{0, 1}), 1) {
 		t.Error("same GPU must have infinite bandwidth")
 	}
+}
+
+// pcieCluster is cluster.Uniform with PCIe-only nodes (no NVSwitch): the
+// hand-computed cases in these tests assume two GPUs of a node talk at
+// Bandwidth.Intra.
+func pcieCluster(n, g int) *cluster.Cluster {
+	c := cluster.Uniform(n, g)
+	for i := range c.Nodes {
+		c.Nodes[i].IntraBW = 0
+	}
+	return c
 }

@@ -175,7 +175,7 @@ func TestPlaceNVLinkAware(t *testing.T) {
 	//	g0 ══ g1   g2 ══ g3
 	//
 	// With g0 busy, a 2-GPU job must take the bridged pair g2, g3.
-	c := cluster.Uniform(2, 4)
+	c := pcieCluster(2, 4)
 	bridges := [][]int{{-1, 4, 0, 0}, {4, -1, 0, 0}, {0, 0, -1, 4}, {0, 0, 4, -1}}
 	c.Nodes[0].Links, c.Nodes[1].Links = bridges, bridges
 	f := NewFree(c)
@@ -225,7 +225,7 @@ func TestPlaceErrors(t *testing.T) {
 		{"zero", f, 0, nil, false, "want at least 1"},
 		{"mismatch", f, 3, prof, false, "has 2 GPUs, job asks for 3"},
 		{"invalid", f, 1, &Profile{Model: "bad", Stages: []Stage{{Replicas: 1, Compute: -2}}}, false, "Compute = -2"},
-		{"other cluster", NewFree(cluster.Uniform(3, 4)), 1, nil, false, "has 3 nodes, cluster has 2"},
+		{"other cluster", NewFree(pcieCluster(3, 4)), 1, nil, false, "has 3 nodes, cluster has 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := pl.Place(tc.free, tc.gpus, tc.prof)

@@ -19,7 +19,8 @@ type Placer struct {
 	c    *cluster.Cluster
 	tree *tree
 	// intra is, per node, the bandwidth between two of its GPUs that are
-	// not NVLink-connected (Node.IntraBW, else Bandwidth.Intra).
+	// not NVLink-connected: Node.IntraBW when the node has no link matrix,
+	// else Bandwidth.Intra (a 0 in a link matrix means PCIe).
 	intra []float64
 	// linkMax is, per node, the largest entry of its link matrix (0 when
 	// the node has none or no NVLink).
@@ -65,7 +66,7 @@ func NewPlacer(c *cluster.Cluster) *Placer {
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		pl.intra[i] = c.BW.Intra
-		if n.IntraBW > 0 {
+		if n.IntraBW > 0 && n.Links == nil {
 			pl.intra[i] = n.IntraBW
 		}
 		lo, hi := math.MaxInt, 0
