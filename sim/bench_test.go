@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/trace"
+)
+
+// BenchmarkReplay replays generated traces on 1,000 nodes × 8 GPUs with
+// A-SRPT (backfill mode) and reports events per second and ns per job.
+func BenchmarkReplay(b *testing.B) {
+	c := cluster.Uniform(1000, 8)
+	for _, n := range []int{10000, 100000} {
+		cfg := trace.DefaultGenConfig()
+		cfg.Jobs, cfg.ClusterGPUs, cfg.GPUsPerNode = n, c.TotalGPUs(), 8
+		jobs, err := trace.Generate(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("asrpt/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			events := 0
+			for b.Loop() {
+				r, err := Run(jobs, Config{Cluster: c, Policy: "asrpt", Params: policy.DefaultParams(), Predictor: predictor.NewMean()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += r.Events
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/job")
+		})
+	}
+}
+
+// BenchmarkLowerBound computes LB for a 100k-job trace.
+func BenchmarkLowerBound(b *testing.B) {
+	cfg := trace.DefaultGenConfig()
+	cfg.Jobs, cfg.ClusterGPUs = 100000, 8000
+	jobs, err := trace.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := policy.NewEnv(cluster.Uniform(1000, 8), policy.DefaultParams())
+	prepared, _, err := Prepare(jobs, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ComputeLowerBound(prepared, env.G)
+	}
+}
