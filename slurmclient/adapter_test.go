@@ -247,6 +247,55 @@ func TestAdapterAccounting(t *testing.T) {
 	}
 }
 
+// TestAdapterAccountingEmpty replays each lab's answer to a window without
+// jobs (22.05: HTTP 200 with error 9003 "Nothing found"; v0.0.42+: 200 with
+// a "found nothing" warning): zero jobs, no error. 9003 stays an error
+// where it is not an empty listing.
+func TestAdapterAccountingEmpty(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			b := fixture(t, r.rel, "accounting-empty")
+			if n := len(rawList(raw(t, b), "jobs")); n != 0 {
+				t.Fatalf("recording holds %d jobs, want none", n)
+			}
+			f := newFake(t)
+			_, db := prefixes(r.api)
+			f.set("GET", db+"/jobs", 200, b)
+			from := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+			jobs, err := f.client(t, r.api).AccountingJobs(ctxT(t), from, from.Add(24*time.Hour))
+			if err != nil || jobs == nil || len(jobs) != 0 {
+				t.Fatalf("empty window: %v jobs (nil: %t), err %v; want an empty list", len(jobs), jobs == nil, err)
+			}
+		})
+	}
+	nothing := []byte(`{"errors":[{"description":"Nothing found","error_number":9003,"error":"Nothing found with query","source":"slurmdb_jobs_get"}],"jobs":[]}`)
+	tests := []struct {
+		name   string
+		path   string
+		status int
+		want   error
+	}{
+		{"accounting, 9003 on a failure status", pdb38 + "/jobs", 500, ErrServer},
+		{"jobs list, 9003 on 200", p38 + "/jobs", 200, ErrIgnoredField},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			f.set("GET", tc.path, tc.status, nothing)
+			c := f.client(t, "v0.0.38")
+			var err error
+			if strings.HasPrefix(tc.path, pdb38) {
+				_, err = c.AccountingJobs(ctxT(t), time.Unix(0, 0), time.Unix(1, 0))
+			} else {
+				_, err = c.Jobs(ctxT(t))
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestAdapterErrors(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -192,6 +192,20 @@ func warnedKey(w apiWarning, sent []string) string {
 	return ""
 }
 
+// nothingFound reports whether err is slurmdbd's answer to a query that
+// matched no record: Slurm 22.05's dbv0.0.38 says HTTP 200 with the single
+// error 9003 "Nothing found" (source slurmdb_jobs_get) rather than an empty
+// list. v0.0.40+ answer 200 with an empty list and a warning "…found
+// nothing", which classify already accepts. Callers listing records treat
+// it as zero records; anywhere else it stays an error.
+func nothingFound(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Status == 200 && e.Number == errNothingFound
+}
+
+// errNothingFound is Slurm's ESLURM_REST_EMPTY_RESULT.
+const errNothingFound = 9003
+
 // badResponse wraps a decoding failure as ErrBadResponse.
 func badResponse(op string, err error) error {
 	return fmt.Errorf("%s: %w: %w", op, ErrBadResponse, err)

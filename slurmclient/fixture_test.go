@@ -21,49 +21,22 @@ var releases = []struct{ rel, api string }{
 	{"26.05", "v0.0.44"},
 }
 
-// sharedNames maps a fixture name to a response recorded in the shared
-// notes (../shared/slurm/examples-<rel>/), read while testdata/<rel>/ lacks
-// the project's own recording.
-var sharedNames = map[string]map[string]string{
-	"22.05": {
-		"ping": "00-ping-as-alice", "jobs": "01-list-jobs", "nodes": "06-list-nodes-drain-and-alloc",
-		"job-running": "33-get-job-running", "accounting": "60-slurmdb-jobs-accounting-run",
-	},
-	"24.11": {
-		"ping": "01-v42-ping", "jobs": "06-v42-jobs", "nodes": "104-v42-node-drained",
-		"job-running": "75-v42-job-6-running", "accounting": "82-v42-slurmdb-jobs-timewindow",
-	},
-	"26.05": {
-		"ping": "02-v44-ping", "jobs": "07-v44-jobs", "nodes": "115-v44-node-drained",
-		"job-running": "107-v44-job-14-running", "accounting": "118-v44-slurmdb-jobs-timewindow",
-	},
-}
+// fixtureNames are the responses TestRecord (record_integration_test.go)
+// records from every lab into testdata/<release>/<name>.json, each with a
+// <name>.request.txt giving the request it answers.
+var fixtureNames = []string{"ping", "jobs", "nodes", "job-running", "accounting", "accounting-empty"}
 
-// fixture returns the recorded response body called name for release rel:
-// testdata/<rel>/<name>.json (recorded from the project's labs by
-// record_integration_test.go), else the shared notes' recording; the test
-// is skipped when neither exists.
+// fixture returns the response body called name recorded from the project's
+// lab of release rel (testdata/<rel>/<name>.json). A missing recording fails
+// the test: the recordings are committed, so the replay tests never depend
+// on a running Slurm or on files outside the repository.
 func fixture(t testing.TB, rel, name string) []byte {
 	t.Helper()
-	b := fixtureOrNil(rel, name)
-	if b == nil {
-		t.Skipf("no recording %s/%s", rel, name)
+	b, err := os.ReadFile(filepath.Join("testdata", rel, name+".json"))
+	if err != nil {
+		t.Fatalf("recorded response: %v (record it with `go test -tags integration -run TestRecord -record ./slurmclient/`)", err)
 	}
 	return b
-}
-
-// fixtureOrNil is fixture without the skip: nil when there is no recording.
-func fixtureOrNil(rel, name string) []byte {
-	if b, err := os.ReadFile(filepath.Join("testdata", rel, name+".json")); err == nil {
-		return b
-	}
-	if n, ok := sharedNames[rel][name]; ok {
-		p := filepath.Join("..", "..", "shared", "slurm", "examples-"+rel, n+".response.json")
-		if b, err := os.ReadFile(p); err == nil {
-			return b
-		}
-	}
-	return nil
 }
 
 // route is one canned answer of a fake slurmrestd.

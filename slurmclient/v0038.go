@@ -230,6 +230,7 @@ type tres38 struct {
 // AccountingJobs queries dbv0.0.38 with sacct-style local times (22.05
 // accepts no epoch and has no user filter) and keeps the jobs that ended in
 // [from, to). The exit code of dbv0.0.38 is always 0, so the state decides.
+// An empty window (HTTP 200 with error 9003 "Nothing found") is zero jobs.
 func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
 	const layout = "2006-01-02T15:04:05"
 	q := url.Values{}
@@ -239,6 +240,10 @@ func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		Jobs []dbJob38 `json:"jobs"`
 	}
 	if err := c.call(ctx, "GET", pdb38+"/jobs", q, nil, nil, &r); err != nil {
+		if nothingFound(err) {
+			// 22.05: an empty window is 200 with error 9003.
+			return []job.Job{}, nil
+		}
 		return nil, err
 	}
 	var out []acctJob
