@@ -3,90 +3,68 @@
 package slurmclient
 
 // Live tests against the project's Slurm labs (test/slurmlab/lab.sh up
-// VERSION). Each lab is found through /tmp/slurmlab-VERSION.env; a missing
-// lab skips its tests, except under CI=true, where it fails them.
+// VERSION), found through package test/slurmlab: a lab that is not up skips
+// its tests, except under CI=true, where slurmlab.Require fails them.
 //
 //	go test -tags integration -run Live ./slurmclient/
 
 import (
-	"bufio"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
-// lab is one running Slurm lab as its env file describes it.
+// lab is one running Slurm lab with the helpers these tests need.
 type lab struct {
-	ver string
-	env map[string]string
+	*slurmlab.Lab
 }
 
-func labFor(t *testing.T, ver string) *lab {
-	t.Helper()
-	dir := os.Getenv("SLURMLAB_ENV_DIR")
-	if dir == "" {
-		dir = "/tmp"
-	}
-	p := filepath.Join(dir, "slurmlab-"+ver+".env")
-	f, err := os.Open(p)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("lab %s: %v (CI=true: every lab must be up)", ver, err)
-		}
-		t.Skipf("lab %s not up: %v", ver, err)
-	}
-	defer f.Close()
-	l := &lab{ver: ver, env: map[string]string{}}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok {
-			l.env[k] = v
-		}
-	}
-	return l
-}
+// cmdTimeout bounds one Slurm client command (sbatch, scontrol, sacct).
+const cmdTimeout = time.Minute
 
-// run runs a lab command line (SLURMLAB_EXEC or SLURMLAB_AS plus args).
-func (l *lab) run(t *testing.T, key string, args ...string) string {
+// run runs a Slurm client command as root in the lab and returns its
+// trimmed standard output; a failure ends the test.
+func (l *lab) run(t *testing.T, args ...string) string {
 	t.Helper()
-	argv := append(strings.Fields(l.env[key]), args...)
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// token mints an HS256 JWT for user with the lab's key, valid for ttl
-// (negative: already expired).
-func (l *lab) token(t *testing.T, user string, ttl time.Duration) string {
-	t.Helper()
-	key, err := os.ReadFile(l.env["SLURMLAB_JWT_KEY"])
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	out, err := l.Run(ctx, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	claims, _ := json.Marshal(map[string]any{"iat": now.Unix() - 60, "exp": now.Add(ttl).Unix(), "sun": user})
-	head := b64([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	msg := head + "." + b64(claims)
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(msg))
-	tok := msg + "." + b64(m.Sum(nil))
+	return strings.TrimSpace(out)
+}
+
+// runAs is run as user.
+func (l *lab) runAs(t *testing.T, user string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	out, err := l.RunAs(ctx, user, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// token writes a JWT for user, signed with the lab's key and valid for ttl
+// from now (negative: already expired), and returns the file's path.
+func (l *lab) token(t *testing.T, user string, ttl time.Duration) string {
+	t.Helper()
+	tok, err := l.MintToken(user, time.Now().Add(-time.Minute), ttl+time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(t.TempDir(), "jwt-"+user)
 	if err := os.WriteFile(p, []byte(tok), 0o600); err != nil {
 		t.Fatal(err)
@@ -96,42 +74,57 @@ func (l *lab) token(t *testing.T, user string, ttl time.Duration) string {
 
 func (l *lab) client(t *testing.T, user string) Client {
 	t.Helper()
-	c, err := New(ctxT(t), Config{URL: l.env["SLURMLAB_URL"], TokenFile: l.token(t, user, time.Hour)})
+	c, err := New(ctxT(t), Config{URL: l.URL, TokenFile: l.token(t, user, time.Hour)})
 	if err != nil {
-		t.Fatalf("lab %s: %v", l.ver, err)
+		t.Fatalf("lab %s: %v", l.Version, err)
 	}
 	return c
 }
 
-// submit submits a batch job as alice and returns its id. extra are sbatch
-// options; the job sleeps for sleep seconds.
+// submit submits a batch job as user and returns its id; the job sleeps for
+// sleep seconds and is cancelled when the test ends. extra are sbatch
+// options.
 func (l *lab) submit(t *testing.T, user string, sleep int, extra ...string) string {
 	t.Helper()
-	args := append([]string{user, "sbatch", "--parsable", "-p", l.env["SLURMLAB_PARTITION"], "-t", "10",
+	args := append([]string{"sbatch", "--parsable", "-p", l.Partition, "-t", "10",
 		"-o", "/dev/null", "-J", "asrpt-it"}, extra...)
 	args = append(args, "--wrap", fmt.Sprintf("sleep %d", sleep))
-	id := l.run(t, "SLURMLAB_AS", args...)
+	id := l.runAs(t, user, args...)
 	id, _, _ = strings.Cut(id, ";")
 	if _, err := strconv.Atoi(id); err != nil {
 		t.Fatalf("sbatch: %q", id)
 	}
-	t.Cleanup(func() { exec.Command("bash", "-c", l.env["SLURMLAB_EXEC"]+" scancel "+id).Run() })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+		defer cancel()
+		l.Run(ctx, "scancel", id)
+	})
 	return id
 }
 
 // show returns `scontrol show job -o ID` as key → value.
 func (l *lab) show(t *testing.T, id string) map[string]string {
 	t.Helper()
-	out := l.run(t, "SLURMLAB_EXEC", "scontrol", "show", "job", "-o", id)
+	return parseShow(l.run(t, "scontrol", "show", "job", "-o", id))
+}
+
+var (
+	showKV   = regexp.MustCompile(`(\w+)=(\S*)`)
+	showNext = regexp.MustCompile(` \w+=`)
+)
+
+// parseShow splits one line of `scontrol show job -o` into key → value;
+// the first occurrence of a key wins, and Comment keeps its spaces.
+func parseShow(out string) map[string]string {
 	m := map[string]string{}
-	for _, kv := range regexp.MustCompile(`(\w+)=(\S*)`).FindAllStringSubmatch(out, -1) {
+	for _, kv := range showKV.FindAllStringSubmatch(out, -1) {
 		if _, dup := m[kv[1]]; !dup {
 			m[kv[1]] = kv[2]
 		}
 	}
 	if i := strings.Index(out, " Comment="); i >= 0 {
 		c := out[i+len(" Comment="):]
-		if j := regexp.MustCompile(` \w+=`).FindStringIndex(c); j != nil {
+		if j := showNext.FindStringIndex(c); j != nil {
 			c = c[:j[0]]
 		}
 		m["Comment"] = strings.TrimSpace(c)
@@ -155,11 +148,28 @@ func (l *lab) waitState(t *testing.T, id, state string, within time.Duration) ma
 	}
 }
 
-var labs = []string{"22.05", "24.11", "26.05"}
+// scheduler switches the lab to sched/<name> and back to backfill (the
+// labs' default) when the test ends.
+func (l *lab) scheduler(t *testing.T, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := l.SetScheduler(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := l.SetScheduler(ctx, "backfill"); err != nil {
+			t.Errorf("restoring sched/backfill: %v", err)
+		}
+	})
+}
 
+// forLabs runs f as a subtest for every lab version.
 func forLabs(t *testing.T, f func(t *testing.T, l *lab)) {
-	for _, v := range labs {
-		t.Run(v, func(t *testing.T) { f(t, labFor(t, v)) })
+	for _, v := range slurmlab.Versions {
+		t.Run(v, func(t *testing.T) { f(t, &lab{slurmlab.Require(t, v)}) })
 	}
 }
 
@@ -170,18 +180,18 @@ func TestLivePingProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v.Release != l.env["SLURMLAB_RELEASE"] {
-			t.Errorf("release %q, lab says %q", v.Release, l.env["SLURMLAB_RELEASE"])
+		if v.Release != l.Release {
+			t.Errorf("release %q, lab says %q", v.Release, l.Release)
 		}
-		if !strings.Contains(l.env["SLURMLAB_API_VERSIONS"], v.API) {
-			t.Errorf("API %s not among the lab's %s", v.API, l.env["SLURMLAB_API_VERSIONS"])
+		if !slices.Contains(l.APIVersions, v.API) {
+			t.Errorf("API %s not among the lab's %s", v.API, l.APIVersions)
 		}
 		// Every adapter the lab serves works when forced.
-		for _, api := range strings.Fields(strings.ReplaceAll(l.env["SLURMLAB_API_VERSIONS"], ",", " ")) {
+		for _, api := range l.APIVersions {
 			if _, err := adapter(api, nil); err != nil {
 				continue
 			}
-			c, err := New(ctxT(t), Config{URL: l.env["SLURMLAB_URL"], TokenFile: l.token(t, "slurmrest", time.Hour), API: api})
+			c, err := New(ctxT(t), Config{URL: l.URL, TokenFile: l.token(t, "slurmrest", time.Hour), API: api})
 			if err != nil {
 				t.Errorf("forced %s: %v", api, err)
 				continue
@@ -199,14 +209,12 @@ func TestLiveNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := strconv.Atoi(l.env["SLURMLAB_NODES"])
-		gpus, _ := strconv.Atoi(l.env["SLURMLAB_GPUS_PER_NODE"])
-		if len(ns) != want {
-			t.Fatalf("%d nodes, want %d", len(ns), want)
+		if len(ns) != l.Nodes {
+			t.Fatalf("%d nodes, want %d", len(ns), l.Nodes)
 		}
 		for _, n := range ns {
-			if n.GPUs != gpus || n.GPUType != l.env["SLURMLAB_GPU_TYPE"] {
-				t.Errorf("node %+v: want %d GPUs of type %s", n, gpus, l.env["SLURMLAB_GPU_TYPE"])
+			if n.GPUs != l.GPUsPerNode || n.GPUType != l.GPUType {
+				t.Errorf("node %+v: want %d GPUs of type %s", n, l.GPUsPerNode, l.GPUType)
 			}
 		}
 	})
@@ -363,7 +371,7 @@ func TestLiveAuth(t *testing.T) {
 			"wrong key": {TokenFile: testToken(t, "slurmrest")},
 			"user≠sun":  {TokenFile: l.token(t, "alice", time.Hour), User: "bob"},
 		} {
-			cfg.URL = l.env["SLURMLAB_URL"]
+			cfg.URL = l.URL
 			cfg.API = ""
 			_, err := New(ctx, cfg)
 			if !errors.Is(err, ErrAuth) {
@@ -372,7 +380,7 @@ func TestLiveAuth(t *testing.T) {
 		}
 		// The token file is re-read when it changes.
 		tf := l.token(t, "slurmrest", -time.Hour)
-		tr, err := newTransport(Config{URL: l.env["SLURMLAB_URL"], TokenFile: tf})
+		tr, err := newTransport(Config{URL: l.URL, TokenFile: tf})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +397,7 @@ func TestLiveAuth(t *testing.T) {
 			t.Errorf("after token rotation: %v", err)
 		}
 		// Local auth over the unix socket, as the operator slurmrestd runs as.
-		uc, err := New(ctx, Config{URL: "unix://" + l.env["SLURMLAB_SOCKET"]})
+		uc, err := New(ctx, Config{URL: "unix://" + l.Socket})
 		if err != nil {
 			t.Fatalf("unix socket: %v", err)
 		}
@@ -451,7 +459,7 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 			}
 			time.Sleep(2 * time.Second)
 		}
-		out := l.run(t, "SLURMLAB_EXEC", "sacct", "-X", "-P", "-n", "-j", strings.Join(ids, ","),
+		out := l.run(t, "sacct", "-X", "-P", "-n", "-j", strings.Join(ids, ","),
 			"-o", "JobIDRaw,JobName,User,Account,Partition,Submit,ElapsedRaw,State,AllocTRES,NNodes")
 		for _, line := range strings.Split(out, "\n") {
 			f := strings.Split(line, "|")
@@ -483,6 +491,26 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 	})
 }
 
+// TestLiveAccountingEmptyWindow asks every lab for windows without jobs:
+// one before the lab existed and one in the future. 22.05 answers HTTP 200
+// with error 9003 "Nothing found", v0.0.42+ 200 with a warning; both are
+// zero jobs.
+func TestLiveAccountingEmptyWindow(t *testing.T) {
+	forLabs(t, func(t *testing.T, l *lab) {
+		c := l.client(t, "slurmrest")
+		future := time.Now().Add(24 * time.Hour).Truncate(time.Second)
+		for _, w := range [][2]time.Time{
+			{emptyFrom, emptyFrom.Add(24 * time.Hour)},
+			{future, future.Add(time.Hour)},
+		} {
+			js, err := c.AccountingJobs(ctxT(t), w[0], w[1])
+			if err != nil || js == nil || len(js) != 0 {
+				t.Errorf("window %v–%v: %d jobs (nil: %t), err %v; want an empty list", w[0], w[1], len(js), js == nil, err)
+			}
+		}
+	})
+}
+
 // restOf returns the request helper of an adapter, for raw requests.
 func restOf(c Client) *rest {
 	switch c := c.(type) {
@@ -496,35 +524,139 @@ func restOf(c Client) *rest {
 	panic(fmt.Sprintf("unknown adapter %T", c))
 }
 
-// TestLivePriorityOrder sets priorities on three held whole-cluster jobs,
-// releases them and checks that they start in priority order. Under
-// sched/builtin (lab.sh sched VERSION builtin) this is strict priority
-// order; the jobs need every GPU, so backfill cannot reorder them either.
+// TestLivePriorityOrder checks that priorities set through the client decide
+// the start order under sched/builtin (strict priority order). A running
+// whole-cluster job holds every node while three whole-cluster jobs are
+// released with priorities 10, 30 and 20, so none can start before all
+// three are set; then the blocker is cancelled. Each job needs every GPU, so
+// they run one at a time, and at every poll no job may have started while a
+// job of higher priority is still pending.
 func TestLivePriorityOrder(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		l.scheduler(t, "builtin")
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
 		c := l.client(t, "slurmrest")
-		nodes := l.env["SLURMLAB_NODES"]
-		gpus := l.env["SLURMLAB_GPUS_PER_NODE"]
+		whole := []string{"-N", strconv.Itoa(l.Nodes), "--gres=gpu:" + strconv.Itoa(l.GPUsPerNode), "--exclusive"}
+		blocker := l.submit(t, "bob", 600, whole...)
+		l.waitState(t, blocker, "RUNNING", 90*time.Second)
+
 		prio := []uint32{10, 30, 20}
-		var ids []string
-		for range prio {
-			ids = append(ids, l.submit(t, "alice", 2, "--hold", "-N", nodes, "--gres=gpu:"+gpus, "--exclusive"))
+		ids := make([]string, len(prio))
+		for i := range prio {
+			ids[i] = l.submit(t, "alice", 2, append([]string{"--hold"}, whole...)...)
 		}
 		for i, id := range ids {
 			if err := c.UpdateJob(ctx, id, JobUpdate{Hold: ptr(false), Priority: ptr(prio[i])}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		start := map[string]string{}
-		for _, id := range ids {
-			start[id] = l.waitState(t, id, "COMPLETED", 150*time.Second)["StartTime"]
+		for i, id := range ids {
+			if s := l.show(t, id); s["JobState"] != "PENDING" || s["Priority"] != strconv.Itoa(int(prio[i])) {
+				t.Fatalf("job %s before the blocker ends: state %s priority %s, want PENDING %d",
+					id, s["JobState"], s["Priority"], prio[i])
+			}
 		}
-		// Highest priority first: ids[1] (30), ids[2] (20), ids[0] (10).
-		if !(start[ids[1]] <= start[ids[2]] && start[ids[2]] <= start[ids[0]]) ||
-			start[ids[1]] == start[ids[0]] {
-			t.Errorf("start times %v for priorities %v (sched %s)", start, prio, l.env["SLURMLAB_SCHED"])
+		// Highest priority first.
+		order := slices.Clone(ids)
+		slices.SortFunc(order, func(a, b string) int {
+			return int(prio[slices.Index(ids, b)]) - int(prio[slices.Index(ids, a)])
+		})
+		l.run(t, "scancel", blocker)
+
+		deadline := time.Now().Add(3 * time.Minute)
+		var shows []map[string]string
+		for {
+			shows = shows[:0]
+			done := 0
+			for _, id := range order {
+				s := l.show(t, id)
+				shows = append(shows, s)
+				if s["JobState"] == "COMPLETED" {
+					done++
+				}
+			}
+			if err := startOrderViolation(order, shows); err != "" {
+				t.Fatalf("sched/builtin, priorities %v of jobs %v: %s", prio, ids, err)
+			}
+			if done == len(order) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("jobs %v not all COMPLETED within 3 minutes: %v", order, states(shows))
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		// Completed, so the start times are final: strictly increasing.
+		var prev time.Time
+		for i, s := range shows {
+			st, err := time.ParseInLocation("2006-01-02T15:04:05", s["StartTime"], time.Local)
+			if err != nil {
+				t.Fatalf("job %s StartTime %q: %v", order[i], s["StartTime"], err)
+			}
+			if i > 0 && !st.After(prev) {
+				t.Errorf("job %s (priority %d) started %v, not after the higher-priority job before it (%v)",
+					order[i], prio[slices.Index(ids, order[i])], st, prev)
+			}
+			prev = st
 		}
 	})
+}
+
+// startOrderViolation checks one observation of jobs listed highest
+// priority first (shows[i] is `scontrol show job` of order[i]): a job that
+// has left PENDING while a higher-priority one is still PENDING breaks
+// strict priority order. It returns a description, or "".
+func startOrderViolation(order []string, shows []map[string]string) string {
+	for i := range order {
+		if shows[i]["JobState"] == "PENDING" {
+			continue
+		}
+		for h := 0; h < i; h++ {
+			if shows[h]["JobState"] == "PENDING" {
+				return fmt.Sprintf("job %s is %s while higher-priority job %s is PENDING (reason %s)",
+					order[i], shows[i]["JobState"], order[h], shows[h]["Reason"])
+			}
+		}
+	}
+	return ""
+}
+
+func states(shows []map[string]string) []string {
+	out := make([]string, len(shows))
+	for i, s := range shows {
+		out[i] = s["JobState"] + "/" + s["Reason"]
+	}
+	return out
+}
+
+func TestStartOrderViolation(t *testing.T) {
+	st := func(states ...string) []map[string]string {
+		var out []map[string]string
+		for _, s := range states {
+			out = append(out, map[string]string{"JobState": s})
+		}
+		return out
+	}
+	order := []string{"3", "1", "2"}
+	tests := []struct {
+		name  string
+		shows []map[string]string
+		bad   string // the job reported, "" for none
+	}{
+		{"all pending", st("PENDING", "PENDING", "PENDING"), ""},
+		{"highest running", st("RUNNING", "PENDING", "PENDING"), ""},
+		{"in order", st("COMPLETED", "COMPLETED", "RUNNING"), ""},
+		{"all done", st("COMPLETED", "COMPLETED", "COMPLETED"), ""},
+		{"lowest first", st("PENDING", "PENDING", "RUNNING"), "job 2 "},
+		{"middle before highest", st("PENDING", "COMPLETED", "PENDING"), "job 1 "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := startOrderViolation(order, tc.shows)
+			if (tc.bad == "") != (got == "") || !strings.Contains(got, tc.bad) {
+				t.Errorf("startOrderViolation = %q, want one naming %q", got, tc.bad)
+			}
+		})
+	}
 }

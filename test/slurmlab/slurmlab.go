@@ -300,7 +300,7 @@ func (l *Lab) RunAs(ctx context.Context, user string, args ...string) (string, e
 
 // SetScheduler switches SchedulerType to sched/<name> ("builtin" or
 // "backfill"), restarting slurmctld; jobs survive. It returns once the nodes
-// are back. Tests that switch should switch back.
+// are back, with l.Sched updated. Tests that switch should switch back.
 func (l *Lab) SetScheduler(ctx context.Context, name string) error {
 	if name != "builtin" && name != "backfill" {
 		return fmt.Errorf("lab %s: scheduler %q: want builtin or backfill", l.Version, name)
@@ -309,8 +309,14 @@ func (l *Lab) SetScheduler(ctx context.Context, name string) error {
 		return fmt.Errorf("lab %s: no SLURMLAB_SCHED_CMD in %s", l.Version, EnvFile(l.Version))
 	}
 	full := append(append([]string{}, l.SchedCmd[1:]...), name)
-	_, err := run(exec.CommandContext(ctx, l.SchedCmd[0], full...), l.Version, []string{"sched", name})
-	return err
+	if _, err := run(exec.CommandContext(ctx, l.SchedCmd[0], full...), l.Version, []string{"sched", name}); err != nil {
+		return err
+	}
+	l.Sched = name
+	if l.Vars != nil {
+		l.Vars["SLURMLAB_SCHED"] = name
+	}
+	return nil
 }
 
 func run(cmd *exec.Cmd, version string, args []string) (string, error) {

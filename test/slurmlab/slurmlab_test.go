@@ -1,6 +1,7 @@
 package slurmlab
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -182,5 +183,52 @@ func TestMint(t *testing.T) {
 	}
 	if _, err := mint(key, "", now, time.Hour); err == nil {
 		t.Error("mint accepted an empty user")
+	}
+}
+
+// TestSetScheduler runs SetScheduler against a fake SLURMLAB_SCHED_CMD that
+// records its arguments.
+func TestSetScheduler(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "args")
+	script := filepath.Join(dir, "sched.sh")
+	body := "#!/bin/sh\nprintf '%s\\n' \"$*\" >>" + log + "\n[ \"$2\" != backfill ] || [ -z \"$FAIL\" ] || { echo refused >&2; exit 3; }\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lab, err := Parse(strings.NewReader(strings.ReplaceAll(goodEnv,
+		"SLURMLAB_SCHED_CMD=bash /repo/test/slurmlab/lab.sh sched 24.11", "SLURMLAB_SCHED_CMD=sh "+script+" 24.11")), "fake.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tests := []struct {
+		name, sched, fail string
+		wantErr           string // substring; "" for success
+		wantSched         string // lab.Sched afterwards
+	}{
+		{"builtin", "builtin", "", "", "builtin"},
+		{"unknown", "gang", "", `scheduler "gang"`, "builtin"},
+		{"command fails", "backfill", "1", "refused", "builtin"},
+		{"backfill", "backfill", "", "", "backfill"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FAIL", tc.fail)
+			err := lab.SetScheduler(ctx, tc.sched)
+			if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("SetScheduler(%q) = %v, want error containing %q", tc.sched, err, tc.wantErr)
+			}
+			if lab.Sched != tc.wantSched || lab.Vars["SLURMLAB_SCHED"] != tc.wantSched {
+				t.Errorf("Sched %q, Vars %q, want %q", lab.Sched, lab.Vars["SLURMLAB_SCHED"], tc.wantSched)
+			}
+		})
+	}
+	got, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "24.11 builtin\n24.11 backfill\n24.11 backfill\n"; string(got) != want {
+		t.Errorf("commands run:\n%s\nwant:\n%s", got, want)
 	}
 }
