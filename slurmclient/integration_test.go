@@ -29,6 +29,14 @@ type lab struct {
 	*slurmlab.Lab
 }
 
+// liveCtx bounds the client calls of one live test; generous, because the
+// three labs share a small, busy machine.
+func liveCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // cmdTimeout bounds one Slurm client command (sbatch, scontrol, sacct).
 const cmdTimeout = time.Minute
 
@@ -74,7 +82,7 @@ func (l *lab) token(t *testing.T, user string, ttl time.Duration) string {
 
 func (l *lab) client(t *testing.T, user string) Client {
 	t.Helper()
-	c, err := New(ctxT(t), Config{URL: l.URL, TokenFile: l.token(t, user, time.Hour)})
+	c, err := New(liveCtx(t), Config{URL: l.URL, TokenFile: l.token(t, user, time.Hour)})
 	if err != nil {
 		t.Fatalf("lab %s: %v", l.Version, err)
 	}
@@ -176,7 +184,7 @@ func forLabs(t *testing.T, f func(t *testing.T, l *lab)) {
 func TestLivePingProbe(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
 		c := l.client(t, "slurmrest")
-		v, err := c.Ping(ctxT(t))
+		v, err := c.Ping(liveCtx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,12 +199,12 @@ func TestLivePingProbe(t *testing.T) {
 			if _, err := adapter(api, nil); err != nil {
 				continue
 			}
-			c, err := New(ctxT(t), Config{URL: l.URL, TokenFile: l.token(t, "slurmrest", time.Hour), API: api})
+			c, err := New(liveCtx(t), Config{URL: l.URL, TokenFile: l.token(t, "slurmrest", time.Hour), API: api})
 			if err != nil {
 				t.Errorf("forced %s: %v", api, err)
 				continue
 			}
-			if _, err := c.Nodes(ctxT(t)); err != nil {
+			if _, err := c.Nodes(liveCtx(t)); err != nil {
 				t.Errorf("forced %s: nodes: %v", api, err)
 			}
 		}
@@ -205,7 +213,7 @@ func TestLivePingProbe(t *testing.T) {
 
 func TestLiveNodes(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
-		ns, err := l.client(t, "slurmrest").Nodes(ctxT(t))
+		ns, err := l.client(t, "slurmrest").Nodes(liveCtx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +231,7 @@ func TestLiveNodes(t *testing.T) {
 func TestLiveJobsAndUpdate(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
 		c := l.client(t, "slurmrest")
-		ctx := ctxT(t)
+		ctx := liveCtx(t)
 		id := l.submit(t, "alice", 60, "--gres=gpu:1", "--begin=now+3600")
 		j, err := c.Job(ctx, id)
 		if err != nil {
@@ -282,7 +290,7 @@ func TestLiveJobsAndUpdate(t *testing.T) {
 func TestLiveRequiredNodesRunThere(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
 		c := l.client(t, "slurmrest")
-		ctx := ctxT(t)
+		ctx := liveCtx(t)
 		id := l.submit(t, "alice", 30, "--gres=gpu:1", "--hold")
 		if err := c.UpdateJob(ctx, id, JobUpdate{RequiredNodes: []string{"node3"}, GPUsPerNode: ptr(2)}); err != nil {
 			t.Fatal(err)
@@ -290,7 +298,7 @@ func TestLiveRequiredNodesRunThere(t *testing.T) {
 		if err := c.UpdateJob(ctx, id, JobUpdate{Hold: ptr(false)}); err != nil {
 			t.Fatal(err)
 		}
-		s := l.waitState(t, id, "RUNNING", 40*time.Second)
+		s := l.waitState(t, id, "RUNNING", 90*time.Second)
 		if s["NodeList"] != "node3" {
 			t.Errorf("job ran on %s, want node3", s["NodeList"])
 		}
@@ -311,7 +319,7 @@ func TestLiveRequiredNodesRunThere(t *testing.T) {
 
 func TestLiveRefusals(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
-		ctx := ctxT(t)
+		ctx := liveCtx(t)
 		op := l.client(t, "slurmrest")
 		alice := l.client(t, "alice")
 		bob := l.client(t, "bob")
@@ -365,7 +373,7 @@ func TestLiveRefusals(t *testing.T) {
 
 func TestLiveAuth(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
-		ctx := ctxT(t)
+		ctx := liveCtx(t)
 		for name, cfg := range map[string]Config{
 			"expired":   {TokenFile: l.token(t, "slurmrest", -time.Hour)},
 			"wrong key": {TokenFile: testToken(t, "slurmrest")},
@@ -389,8 +397,12 @@ func TestLiveAuth(t *testing.T) {
 			t.Fatalf("expired: %v", err)
 		}
 		good, _ := os.ReadFile(l.token(t, "slurmrest", time.Hour))
-		time.Sleep(10 * time.Millisecond)
 		if err := os.WriteFile(tf, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Both tokens have the same size: make the change visible through
+		// the modification time whatever the file system's resolution.
+		if err := os.Chtimes(tf, time.Time{}, time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.Ping(ctx); err != nil {
@@ -503,7 +515,7 @@ func TestLiveAccountingEmptyWindow(t *testing.T) {
 			{emptyFrom, emptyFrom.Add(24 * time.Hour)},
 			{future, future.Add(time.Hour)},
 		} {
-			js, err := c.AccountingJobs(ctxT(t), w[0], w[1])
+			js, err := c.AccountingJobs(liveCtx(t), w[0], w[1])
 			if err != nil || js == nil || len(js) != 0 {
 				t.Errorf("window %v–%v: %d jobs (nil: %t), err %v; want an empty list", w[0], w[1], len(js), js == nil, err)
 			}
