@@ -1,0 +1,593 @@
+package sidecar
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+)
+
+// Config is the sidecar's configuration, read from a TOML file by
+// LoadConfig; contrib/asrpt.toml documents every key and its default.
+type Config struct {
+	// Slurm says how to reach slurmrestd and where Slurm's configuration
+	// lives.
+	Slurm SlurmConfig
+	// Interval is the time between two cycles (default 30 s).
+	Interval time.Duration
+	// StateFile is where the sidecar keeps its state between runs.
+	StateFile string
+	// DryRun computes and logs the plan every cycle and writes nothing to
+	// Slurm (nor the state file).
+	DryRun bool
+	// GivebackOnShutdown hands every managed job back to Slurm when the
+	// sidecar stops.
+	GivebackOnShutdown bool
+	// WriteLimit bounds the job updates sent in one cycle (default 200).
+	WriteLimit int
+	// DispatchGrace is how long a job whose turn has come may stay pending
+	// on the nodes chosen for it before they are chosen again (default
+	// 2 min).
+	DispatchGrace time.Duration
+	// RequiredNodes enables writing the Heavy-Edge node list (default true);
+	// GPUsPerNode enables writing a per-node GPU count for --gpus=N jobs
+	// spread evenly over several nodes (default false).
+	RequiredNodes, GPUsPerNode bool
+	// Policy is the policy name (asrpt, asrpt-paper, or a non-preemptive
+	// baseline) and Params its tunables.
+	Policy string
+	Params policy.Params
+	// Predictor is the predictor name (forest, mean, limit); Retrain the
+	// forest's retraining interval; History how much accounting history is
+	// read at start-up to warm it.
+	Predictor string
+	Retrain   time.Duration
+	History   time.Duration
+	// Scope limits the jobs asrpt manages.
+	Scope Scope
+	// MetricsListen is the address of /metrics and /healthz
+	// (default 127.0.0.1:9870); empty disables the server.
+	MetricsListen string
+	// LogLevel is debug, info, warn or error; LogFormat json, console or
+	// auto (console on a terminal).
+	LogLevel, LogFormat string
+}
+
+// SlurmConfig is the [slurm] table.
+type SlurmConfig struct {
+	// URL is http(s)://host:port or unix:///path/to/slurmrestd.sock.
+	URL string
+	// TokenFile holds the JWT (re-read when it changes); required for
+	// http(s), unused for unix://.
+	TokenFile string
+	// User is sent as X-SLURM-USER-NAME (default: the token's user).
+	User string
+	// CAFile verifies an https server (default: system roots).
+	CAFile string
+	// API forces a REST API version (default: probe).
+	API string
+	// Timeout bounds one request (default 30 s).
+	Timeout time.Duration
+	// ConfDir holds slurm.conf, gres.conf and topology.conf, from which
+	// the cluster model is built (default /etc/slurm).
+	ConfDir string
+}
+
+// Scope lists the partitions, QOS and accounts whose jobs asrpt manages;
+// an empty list means any. A job must match every non-empty list.
+type Scope struct {
+	Partitions, QOS, Accounts []string
+}
+
+// Contains reports whether a job with these attributes is in scope. A
+// job's partition may be a comma-separated list of candidates; all of them
+// must be in scope.
+func (s Scope) Contains(partition, qos, account string) bool {
+	if len(s.Partitions) > 0 {
+		for _, p := range strings.Split(partition, ",") {
+			if !contains(s.Partitions, p) {
+				return false
+			}
+		}
+	}
+	return (len(s.QOS) == 0 || contains(s.QOS, qos)) && (len(s.Accounts) == 0 || contains(s.Accounts, account))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultConfig returns the defaults documented in contrib/asrpt.toml.
+func DefaultConfig() Config {
+	return Config{
+		Slurm:         SlurmConfig{Timeout: 30 * time.Second, ConfDir: "/etc/slurm"},
+		Interval:      30 * time.Second,
+		StateFile:     "/var/lib/asrpt/state.json",
+		WriteLimit:    200,
+		DispatchGrace: 2 * time.Minute,
+		RequiredNodes: true,
+		Policy:        "asrpt",
+		Params:        policy.DefaultParams(),
+		Predictor:     "forest",
+		Retrain:       24 * time.Hour,
+		History:       30 * 24 * time.Hour,
+		MetricsListen: "127.0.0.1:9870",
+		LogLevel:      "info",
+		LogFormat:     "auto",
+	}
+}
+
+// Problem is one thing wrong with a configuration file.
+type Problem struct {
+	File string
+	// Line is 1-based; 0 when the problem has no line (a missing key).
+	Line int
+	// Key is the dotted key, e.g. "sidecar.interval"; empty for syntax.
+	Key string
+	Msg string
+}
+
+func (p Problem) Error() string {
+	loc := p.File
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	if p.Key == "" {
+		return loc + ": " + p.Msg
+	}
+	return loc + ": " + p.Key + ": " + p.Msg
+}
+
+// Problems is every problem found in one file, in line order; it is the
+// error LoadConfig returns.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Error()
+	}
+	return strings.Join(s, "\n")
+}
+
+// field is one key the file may set.
+type field struct {
+	key string // "section.key"
+	set func(v any) error
+}
+
+// LoadConfig reads and validates the TOML file at path. Unknown keys,
+// wrong types and invalid values are all reported, each with its line, in
+// one Problems error. Files named by the configuration (token, CA, Slurm
+// configuration directory) are checked by CheckFiles, not here.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig is LoadConfig on data, with name used in problems.
+func ParseConfig(data []byte, name string) (Config, error) {
+	c := DefaultConfig()
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return c, Problems{{File: name, Line: pe.Position.Line, Msg: pe.Message}}
+		}
+		return c, Problems{{File: name, Msg: err.Error()}}
+	}
+	lines := keyLines(data)
+	var ps Problems
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	unseen := c.Params.Unseen.String()
+	fields := []field{
+		{"slurm.url", str(&c.Slurm.URL)},
+		{"slurm.token_file", str(&c.Slurm.TokenFile)},
+		{"slurm.user", str(&c.Slurm.User)},
+		{"slurm.ca_file", str(&c.Slurm.CAFile)},
+		{"slurm.api", str(&c.Slurm.API)},
+		{"slurm.timeout", dur(&c.Slurm.Timeout)},
+		{"slurm.conf_dir", str(&c.Slurm.ConfDir)},
+		{"sidecar.interval", dur(&c.Interval)},
+		{"sidecar.state_file", str(&c.StateFile)},
+		{"sidecar.dry_run", boolean(&c.DryRun)},
+		{"sidecar.giveback_on_shutdown", boolean(&c.GivebackOnShutdown)},
+		{"sidecar.write_limit", integer(&c.WriteLimit)},
+		{"sidecar.dispatch_grace", dur(&c.DispatchGrace)},
+		{"sidecar.required_nodes", boolean(&c.RequiredNodes)},
+		{"sidecar.gpus_per_node", boolean(&c.GPUsPerNode)},
+		{"policy.name", str(&c.Policy)},
+		{"policy.comm_heavy", float(&c.Params.CommHeavy)},
+		{"policy.tau", float(&c.Params.Tau)},
+		{"policy.slack", float(&c.Params.Slack)},
+		{"policy.unseen", str(&unseen)},
+		{"policy.depth", integer(&c.Params.Depth)},
+		{"predictor.name", str(&c.Predictor)},
+		{"predictor.retrain_interval", dur(&c.Retrain)},
+		{"predictor.history", dur(&c.History)},
+		{"scope.partitions", strs(&c.Scope.Partitions)},
+		{"scope.qos", strs(&c.Scope.QOS)},
+		{"scope.accounts", strs(&c.Scope.Accounts)},
+		{"metrics.listen", str(&c.MetricsListen)},
+		{"log.level", str(&c.LogLevel)},
+		{"log.format", str(&c.LogFormat)},
+	}
+	known := map[string]field{}
+	sections := map[string]bool{}
+	for _, f := range fields {
+		known[f.key] = f
+		sections[strings.SplitN(f.key, ".", 2)[0]] = true
+	}
+	for _, sec := range sortedKeys(raw) {
+		tbl, ok := raw[sec].(map[string]any)
+		if !sections[sec] {
+			add(sec, "unknown key")
+			continue
+		}
+		if !ok {
+			add(sec, "must be a table ([%s])", sec)
+			continue
+		}
+		for _, k := range sortedKeys(tbl) {
+			key := sec + "." + k
+			f, ok := known[key]
+			if !ok {
+				add(key, "unknown key")
+				continue
+			}
+			if err := f.set(tbl[k]); err != nil {
+				add(key, "%v", err)
+			}
+		}
+	}
+	if u, err := policy.ParseUnseen(unseen); err != nil {
+		add("policy.unseen", "%q is not first or fallback", unseen)
+	} else {
+		c.Params.Unseen = u
+	}
+	ps = append(ps, c.validate(name, lines)...)
+	sort.SliceStable(ps, func(i, j int) bool {
+		if (ps[i].Line == 0) != (ps[j].Line == 0) {
+			return ps[j].Line == 0
+		}
+		return ps[i].Line < ps[j].Line
+	})
+	if len(ps) > 0 {
+		return c, ps
+	}
+	return c, nil
+}
+
+// validate checks values (not files); the problems carry the keys' lines.
+func (c *Config) validate(name string, lines map[string]int) Problems {
+	var ps Problems
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch u, err := url.Parse(c.Slurm.URL); {
+	case c.Slurm.URL == "":
+		add("slurm.url", "required")
+	case err != nil:
+		add("slurm.url", "%v", err)
+	case u.Scheme == "unix":
+		if u.Path == "" && u.Opaque == "" {
+			add("slurm.url", "unix:// needs a socket path")
+		}
+	case u.Scheme == "http" || u.Scheme == "https":
+		if u.Host == "" {
+			add("slurm.url", "no host in %q", c.Slurm.URL)
+		}
+		if c.Slurm.TokenFile == "" {
+			add("slurm.token_file", "required with an %s:// URL", u.Scheme)
+		}
+	default:
+		add("slurm.url", "scheme %q: want http, https or unix", u.Scheme)
+	}
+	if c.Slurm.API != "" && !contains([]string{"v0.0.38", "v0.0.42", "v0.0.44"}, c.Slurm.API) {
+		add("slurm.api", "%q: want v0.0.38, v0.0.42, v0.0.44 or empty", c.Slurm.API)
+	}
+	positive := func(key string, d time.Duration) {
+		if d <= 0 {
+			add(key, "must be positive")
+		}
+	}
+	positive("slurm.timeout", c.Slurm.Timeout)
+	positive("sidecar.interval", c.Interval)
+	positive("sidecar.dispatch_grace", c.DispatchGrace)
+	positive("predictor.retrain_interval", c.Retrain)
+	if c.History < 0 {
+		add("predictor.history", "must not be negative")
+	}
+	if c.StateFile == "" {
+		add("sidecar.state_file", "required")
+	}
+	if c.WriteLimit < 1 {
+		add("sidecar.write_limit", "%d: must be at least 1", c.WriteLimit)
+	}
+	base, oracle := policy.Split(c.Policy)
+	switch {
+	case oracle:
+		add("policy.name", "%q: oracle variants need true run times and exist only in replays", c.Policy)
+	case base == "las":
+		add("policy.name", "las preempts jobs, which the sidecar cannot do")
+	default:
+		if _, err := policy.New(c.Policy, nil); err != nil {
+			add("policy.name", "%v", err)
+		}
+	}
+	if !(c.Params.CommHeavy >= 1) {
+		add("policy.comm_heavy", "%g: must be at least 1", c.Params.CommHeavy)
+	}
+	if !(c.Params.Tau >= 0) {
+		add("policy.tau", "%g: must not be negative", c.Params.Tau)
+	}
+	if !(c.Params.Slack >= 0) {
+		add("policy.slack", "%g: must not be negative", c.Params.Slack)
+	}
+	if c.Params.Depth < 0 {
+		add("policy.depth", "%d: must not be negative (0: no bound)", c.Params.Depth)
+	}
+	switch c.Predictor {
+	case "forest", "mean", "limit":
+	case "oracle":
+		add("predictor.name", "oracle needs true run times and exists only in replays")
+	default:
+		add("predictor.name", "%q: want forest, mean or limit", c.Predictor)
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			add("metrics.listen", "%v", err)
+		}
+	}
+	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
+		add("log.level", "%q: want debug, info, warn or error", c.LogLevel)
+	}
+	if !contains([]string{"json", "console", "auto"}, c.LogFormat) {
+		add("log.format", "%q: want json, console or auto", c.LogFormat)
+	}
+	return ps
+}
+
+// CheckFiles checks that the files the configuration names exist and can
+// be read: the token file, the CA file, slurm.conf in the configuration
+// directory, and the state file's directory. It returns every problem.
+func (c *Config) CheckFiles(name string) Problems {
+	var ps Problems
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{File: name, Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	readable := func(key, path string) {
+		f, err := os.Open(path)
+		if err != nil {
+			add(key, "%v", err)
+			return
+		}
+		f.Close()
+	}
+	if c.Slurm.TokenFile != "" && !strings.HasPrefix(c.Slurm.URL, "unix:") {
+		readable("slurm.token_file", c.Slurm.TokenFile)
+	}
+	if c.Slurm.CAFile != "" {
+		readable("slurm.ca_file", c.Slurm.CAFile)
+	}
+	readable("slurm.conf_dir", filepath.Join(c.Slurm.ConfDir, "slurm.conf"))
+	if fi, err := os.Stat(filepath.Dir(c.StateFile)); err != nil {
+		add("sidecar.state_file", "%v", err)
+	} else if !fi.IsDir() {
+		add("sidecar.state_file", "%s is not a directory", filepath.Dir(c.StateFile))
+	}
+	return ps
+}
+
+// PredictorConfig returns the predictor settings for predictor.ByName.
+func (c *Config) PredictorConfig() predictor.Config {
+	pc := predictor.DefaultConfig()
+	pc.RetrainEvery = c.Retrain.Seconds()
+	return pc
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func str(p *string) func(any) error {
+	return func(v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("want a string, have %s", tomlType(v))
+		}
+		*p = s
+		return nil
+	}
+}
+
+func dur(p *time.Duration) func(any) error {
+	return func(v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("want a duration string such as \"30s\", have %s", tomlType(v))
+		}
+		d, err := parseDuration(s)
+		if err != nil {
+			return err
+		}
+		*p = d
+		return nil
+	}
+}
+
+// parseDuration is time.ParseDuration that also accepts a days suffix
+// ("30d").
+func parseDuration(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		var days int
+		if _, err := fmt.Sscanf(n, "%d", &days); err == nil && fmt.Sprint(days) == n && days >= 0 && days < 100000 {
+			return time.Duration(days) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 30s, 5m, 24h, 30d)", s)
+	}
+	return d, nil
+}
+
+func integer(p *int) func(any) error {
+	return func(v any) error {
+		n, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("want an integer, have %s", tomlType(v))
+		}
+		if n < -1<<31 || n > 1<<31-1 {
+			return fmt.Errorf("%d is out of range", n)
+		}
+		*p = int(n)
+		return nil
+	}
+}
+
+func float(p *float64) func(any) error {
+	return func(v any) error {
+		switch x := v.(type) {
+		case float64:
+			*p = x
+		case int64:
+			*p = float64(x)
+		default:
+			return fmt.Errorf("want a number, have %s", tomlType(v))
+		}
+		return nil
+	}
+}
+
+func boolean(p *bool) func(any) error {
+	return func(v any) error {
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("want true or false, have %s", tomlType(v))
+		}
+		*p = b
+		return nil
+	}
+}
+
+func strs(p *[]string) func(any) error {
+	return func(v any) error {
+		list, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("want a list of strings, have %s", tomlType(v))
+		}
+		out := make([]string, 0, len(list))
+		for i, x := range list {
+			s, ok := x.(string)
+			if !ok || s == "" {
+				return fmt.Errorf("element %d: want a non-empty string", i+1)
+			}
+			out = append(out, s)
+		}
+		*p = out
+		return nil
+	}
+}
+
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// keyLines maps each "table.key" (and each table name) to the line that
+// first defines it. It understands the plain layout the example file uses
+// ([table] headers, key = value lines, dotted keys); a key it cannot place
+// has no entry and its problems carry no line.
+func keyLines(data []byte) map[string]int {
+	lines := map[string]int{}
+	table := ""
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		s := strings.TrimSpace(sc.Text())
+		switch {
+		case s == "" || s[0] == '#':
+			continue
+		case strings.HasPrefix(s, "[["):
+			table = ""
+			continue
+		case s[0] == '[':
+			end := strings.IndexByte(s, ']')
+			if end < 0 {
+				continue
+			}
+			table = unquoteKey(s[1:end])
+			if _, ok := lines[table]; !ok {
+				lines[table] = n
+			}
+			continue
+		}
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 {
+			continue
+		}
+		key := unquoteKey(s[:eq])
+		if table != "" {
+			key = table + "." + key
+		}
+		if _, ok := lines[key]; !ok {
+			lines[key] = n
+		}
+		if i := strings.IndexByte(key, '.'); i > 0 {
+			if _, ok := lines[key[:i]]; !ok {
+				lines[key[:i]] = n
+			}
+		}
+	}
+	return lines
+}
+
+// unquoteKey normalises a possibly dotted, possibly quoted TOML key.
+func unquoteKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}

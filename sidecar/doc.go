@@ -1,0 +1,83 @@
+// Package sidecar runs A-SRPT (or another non-preemptive policy) against a
+// live Slurm: every cycle it reads the queue and the nodes through the REST
+// client, feeds finished jobs to the predictor, brings the policy up to
+// date, and writes priorities and node lists so that Slurm starts jobs in
+// the policy's order (design §8). It never starts, cancels or changes a job
+// other than through priority, required nodes, a per-node GPU count and,
+// on giveback, hold + release.
+//
+// # One cycle
+//
+//  1. Read pending and running jobs and the nodes (a failed read ends the
+//     cycle with an error and changes nothing).
+//  2. Read the accounting records since the last poll and Observe them.
+//  3. Reconcile: new eligible jobs arrive in the policy (in submit order,
+//     with a prediction); jobs the policy started and Slurm started become
+//     running; jobs that vanish are finished.
+//  4. Build the free GPUs from the nodes (usable nodes in scope; running
+//     jobs' GPU indices where they add up), reserve the GPUs of dispatched
+//     jobs Slurm has not started, and run the policy's Schedule.
+//  5. Rank: dispatched jobs (in dispatch order), then Policy.Pending.
+//     Priorities: dispatched and released jobs in HighBand, the others in
+//     LowBand, strictly decreasing in rank, below 2^31, labelled by Label so
+//     that only jobs that moved get new values.
+//  6. Write, head first, only changed values, at most WriteLimit updates.
+//
+// # Jobs left alone
+//
+// Never written: jobs out of scope (partition, QOS, account), held jobs,
+// running jobs, jobs without GPUs or larger than the cluster, and jobs
+// whose priority is not what asrpt last wrote (an admin set it: the job is
+// marked hands-off for good). A job whose priority an admin set before
+// asrpt ever wrote to it cannot be told apart from a multifactor priority
+// and is managed.
+//
+// # Withdrawn jobs (ghosts) — a choice forced by the Policy interface
+//
+// policy.Policy cannot drop a waiting job. A job that vanishes, is held,
+// leaves the scope, is taken over by an admin, or is started by Slurm
+// before its turn therefore stays in the policy as a ghost: it has no rank
+// and gets no writes, and when the policy starts it the sidecar finishes it
+// at once, returns its GPUs and schedules again. Until then it still takes
+// its share of the virtual machine (delaying the release of longer jobs by
+// at most its own virtual size). A held ghost that is released again
+// simply rejoins the queue where it was.
+//
+// # Dispatched jobs that Slurm does not start
+//
+// When the policy starts a job, the sidecar gives it the top of the
+// priority order and writes the Heavy-Edge node list (where the job's
+// request allows). If Slurm has not started it after DispatchGrace (the
+// model does not know memory, CPUs or features), the job keeps its place
+// at the head but gets a new placement away from the old nodes; if its
+// nodes are taken by someone else first, it is placed again at once. It is
+// never sent back into the policy's queue.
+//
+// # Node lists and per-node GPU counts
+//
+// A node list is written for a dispatched job when: the job did not ask
+// for nodes itself; no chosen node is excluded by the job; and either the
+// placement is one node and the job's GPUs may all sit on one node, or it
+// spreads evenly over several nodes with the job's own per-node count
+// (--gres=gpu:N / --gpus-per-node=N). With gpus_per_node enabled, a
+// --gpus=N job spread evenly over several nodes also gets that per-node
+// count. Slurm refusing a node list marks the job: no further node list is
+// tried for it.
+//
+// # State
+//
+// The state file (JSON, written atomically) keeps, per job, the prediction,
+// the remaining virtual work, the release rank, the dispatch and what asrpt
+// wrote. A restart re-enters the waiting jobs into a fresh policy with
+// their remaining work, so the order is unchanged. The remaining work is
+// read from a mirror of the virtual machine (mirror.go), because
+// policy.Task does not expose it. A corrupt file is reported, moved aside
+// and rebuilt from Slurm.
+//
+// # What the policy package should offer (requested)
+//
+//   - Withdraw(now float64, t *Task): drop a waiting task (replaces ghosts).
+//   - (*Task).VirtualRemaining() float64 and a way to arrive a task with a
+//     given remaining virtual work and release rank (replaces the mirror
+//     and the estimate substitution in restore).
+package sidecar

@@ -1,0 +1,171 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/rs/zerolog"
+
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// GivebackReport says what a giveback did.
+type GivebackReport struct {
+	// Returned lists the jobs handed back (held and released, so that the
+	// priority plugin recomputes their priority).
+	Returned []string
+	// NodesKept lists the returned jobs that keep a node list asrpt set:
+	// the REST client cannot clear ReqNodeList yet (scontrol update
+	// jobid=N reqnodelist= does).
+	NodesKept []string
+	// Skipped counts managed jobs left alone: no longer pending, held, or
+	// whose priority someone else changed.
+	Skipped int
+	// Failed maps a job id to the error that stopped its giveback. A job
+	// whose release failed after its hold is left held: the error says so.
+	Failed map[string]error
+}
+
+// managed is what asrpt wrote to one job.
+type managed struct {
+	prio  uint32
+	nodes []string
+}
+
+// releaseAttempts is how many times a release is tried after a hold.
+const releaseAttempts = 3
+
+// handBack gives back every job in jobs that is in want and still pending,
+// not held, and carries the priority asrpt wrote (0: any).
+func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[string]managed, log zerolog.Logger) GivebackReport {
+	rep := GivebackReport{Failed: map[string]error{}}
+	hold, release := true, false
+	for i := range jobs {
+		sj := &jobs[i]
+		m, ok := want[sj.ID]
+		if !ok {
+			continue
+		}
+		if sj.State != "PENDING" || sj.Held || (m.prio != 0 && sj.Priority != m.prio) {
+			rep.Skipped++
+			continue
+		}
+		if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &hold}); err != nil {
+			if errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending) {
+				rep.Skipped++
+				continue
+			}
+			rep.Failed[sj.ID] = fmt.Errorf("hold: %w", err)
+			continue
+		}
+		var err error
+		for range releaseAttempts {
+			if err = c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &release}); err == nil ||
+				errors.Is(err, slurmclient.ErrJobGone) || ctx.Err() != nil {
+				break
+			}
+		}
+		if err != nil && !errors.Is(err, slurmclient.ErrJobGone) {
+			rep.Failed[sj.ID] = fmt.Errorf("release after hold (the job is left held; scontrol release %s): %w", sj.ID, err)
+			log.Error().Err(err).Str("job", sj.ID).Msg("job held by the giveback could not be released")
+			continue
+		}
+		rep.Returned = append(rep.Returned, sj.ID)
+		if len(m.nodes) > 0 && slices.Equal(sj.RequiredNodes, m.nodes) {
+			rep.NodesKept = append(rep.NodesKept, sj.ID)
+		}
+	}
+	return rep
+}
+
+// Giveback hands every job the sidecar manages back to Slurm and forgets
+// what it wrote to them. The policy keeps its order: a later cycle writes
+// the priorities again. It returns an error when the queue cannot be read
+// or some job could not be handed back.
+func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
+	jobs, err := s.slurm.Jobs(ctx)
+	if err != nil {
+		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+	}
+	want := map[string]managed{}
+	for id, e := range s.entries {
+		if (e.prio != 0 || len(e.nodes) > 0) && !e.handsOff {
+			want[id] = managed{prio: e.prio, nodes: e.nodes}
+		}
+	}
+	rep := handBack(ctx, s.slurm, jobs, want, s.log)
+	for _, id := range rep.Returned {
+		e := s.entries[id]
+		e.prio, e.nodes, e.gpn = 0, nil, 0
+		s.m.writes.WithLabelValues("hold").Inc()
+		s.m.writes.WithLabelValues("release").Inc()
+	}
+	s.dirty = true
+	return rep, rep.err()
+}
+
+func (r GivebackReport) err() error {
+	if len(r.Failed) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(r.Failed))
+	for id := range r.Failed {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, compareID)
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		errs[i] = fmt.Errorf("job %s: %w", id, r.Failed[id])
+	}
+	return fmt.Errorf("giveback: %d jobs failed: %w", len(ids), errors.Join(errs...))
+}
+
+// GivebackFile hands back the jobs recorded in the state file at path,
+// for `asrpt giveback` run while the sidecar is stopped. With inBand it
+// also hands back every pending job in scope whose priority lies in
+// asrpt's bands (the state file lost, or never written). The state file is
+// rewritten without the returned jobs' writes.
+func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand bool, log zerolog.Logger) (GivebackReport, error) {
+	st, err := readState(path)
+	switch {
+	case errors.Is(err, errNoState) && inBand:
+		st = nil
+	case err != nil:
+		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+	}
+	jobs, err := c.Jobs(ctx)
+	if err != nil {
+		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+	}
+	want := map[string]managed{}
+	if st != nil {
+		for _, j := range st.Jobs {
+			if (j.Priority != 0 || len(j.Nodes) > 0) && !j.HandsOff {
+				want[j.Job.ID] = managed{prio: j.Priority, nodes: j.Nodes}
+			}
+		}
+	}
+	if inBand {
+		for i := range jobs {
+			sj := &jobs[i]
+			if _, ok := want[sj.ID]; !ok && sj.State == "PENDING" && scope.Contains(sj.Partition, sj.QOS, sj.Account) &&
+				(HighBand.Contains(sj.Priority) || LowBand.Contains(sj.Priority)) {
+				want[sj.ID] = managed{}
+			}
+		}
+	}
+	rep := handBack(ctx, c, jobs, want, log)
+	if st != nil && len(rep.Returned) > 0 {
+		for i := range st.Jobs {
+			if slices.Contains(rep.Returned, st.Jobs[i].Job.ID) {
+				st.Jobs[i].Priority, st.Jobs[i].Nodes, st.Jobs[i].GPUsPerNode = 0, nil, 0
+			}
+		}
+		if err := writeState(path, st); err != nil {
+			return rep, errors.Join(rep.err(), err)
+		}
+	}
+	return rep, rep.err()
+}

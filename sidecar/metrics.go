@@ -1,0 +1,100 @@
+package sidecar
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the sidecar's Prometheus metrics, on a registry of its own.
+type metrics struct {
+	reg         *prometheus.Registry
+	cycle       prometheus.Histogram
+	cycles      *prometheus.CounterVec
+	jobs        *prometheus.GaugeVec
+	writes      *prometheus.CounterVec
+	failures    *prometheus.CounterVec
+	deferred    prometheus.Counter
+	errors      *prometheus.CounterVec
+	predRatio   prometheus.Histogram
+	predAbs     prometheus.Histogram
+	virtual     prometheus.Gauge
+	released    prometheus.Gauge
+	lastSuccess prometheus.Gauge
+	replaced    prometheus.Counter
+	stateErrors prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		cycle: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "asrpt_cycle_duration_seconds", Help: "Duration of one sidecar cycle (read, decide, write).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_cycles_total", Help: "Cycles run, by outcome (ok, error)."}, []string{"outcome"}),
+		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "asrpt_jobs", Help: "Jobs seen in the last cycle, by state."}, []string{"state"}),
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_writes_total", Help: "Successful job updates, by kind (priority, nodes, hold, release)."}, []string{"kind"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_write_failures_total", Help: "Failed job updates, by kind and reason."}, []string{"kind", "reason"}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_writes_deferred_total", Help: "Job updates postponed to a later cycle by the per-cycle write limit."}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_read_errors_total", Help: "Failed reads from Slurm, by operation and reason."}, []string{"op", "reason"}),
+		predRatio: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "asrpt_prediction_ratio", Help: "Predicted over actual run time of finished managed jobs.",
+			Buckets: []float64{0.125, 0.25, 0.5, 0.8, 1.25, 2, 4, 8}}),
+		predAbs: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "asrpt_prediction_abs_error_seconds", Help: "Absolute prediction error of finished managed jobs, seconds.",
+			Buckets: prometheus.ExponentialBuckets(10, 3, 10)}),
+		virtual: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_virtual_queue_length", Help: "Jobs on A-SRPT's virtual machine (not yet released)."}),
+		released: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_release_queue_length", Help: "Managed jobs whose turn has come (released or dispatched) and that still wait."}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_last_success_timestamp_seconds", Help: "Unix time of the last cycle that completed."}),
+		replaced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_replacements_total", Help: "Dispatched jobs given new nodes because Slurm had not started them on the old ones."}),
+		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
+	}
+	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.failures, m.deferred, m.errors,
+		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry holding the sidecar's metrics.
+func (s *Sidecar) Registry() *prometheus.Registry { return s.m.reg }
+
+// Handler serves /metrics and /healthz. /healthz answers 200 while the last
+// successful cycle is at most three intervals old (or the first cycle has
+// not had time to run), 503 otherwise.
+func (s *Sidecar) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		last := time.Unix(0, s.lastOK.Load())
+		if s.lastOK.Load() == 0 {
+			last = time.Unix(0, s.started.Load())
+		}
+		if time.Since(last) > 3*s.cfg.Interval {
+			http.Error(w, "no successful cycle since "+last.UTC().Format(time.RFC3339), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// health is the part of the sidecar's state read by /healthz from another
+// goroutine.
+type health struct {
+	lastOK  atomic.Int64 // Unix nanoseconds of the last successful cycle
+	started atomic.Int64 // Unix nanoseconds of New
+}

@@ -1,0 +1,1089 @@
+package sidecar
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// phase is where a tracked job stands.
+type phase uint8
+
+const (
+	// phQueued: waiting in the policy.
+	phQueued phase = iota
+	// phGhost: still in the policy's queue (the policy cannot drop a
+	// waiting job) but withdrawn: vanished, held, started by Slurm on its
+	// own, out of scope or taken over by an admin. It gets no rank and no
+	// writes; when the policy starts it, the sidecar finishes it at once
+	// and gives its GPUs back.
+	phGhost
+	// phDispatched: the policy started it (its turn has come); Slurm has
+	// not started it yet. It holds its placement's GPUs in the free model.
+	phDispatched
+	// phRunning: Slurm runs a job the policy started.
+	phRunning
+	// phIdle: tracked but not in the policy (held after leaving it,
+	// running after a restart, taken over by an admin).
+	phIdle
+)
+
+var phaseNames = [...]string{"queued", "ghost", "dispatched", "running", "idle"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+// entry is one job the sidecar tracks.
+type entry struct {
+	id   string
+	job  job.Job
+	task *policy.Task // nil when the policy does not hold the job
+	ph   phase
+	why  string // why a ghost or idle job is left alone
+	gone bool   // no longer in Slurm; dropped once the policy lets go
+	seq  int
+	est  predictor.Estimate
+
+	// Virtual machine mirror (A-SRPT).
+	remaining  float64 // seconds of virtual work left
+	onVM       bool
+	released   bool
+	releasedAt float64
+	relRank    int
+
+	// Dispatch.
+	dseq     int
+	placedAt float64
+	place    placement.Placement
+	placed   bool
+
+	// What asrpt wrote to Slurm and still believes in effect.
+	prio     uint32
+	nodes    []string
+	gpn      int
+	noNodes  bool // Slurm refused a node list for this job; not retried
+	handsOff bool // an admin changed the priority asrpt wrote
+
+	sj *slurmclient.Job // this cycle's record, nil when absent
+}
+
+// Sidecar drives Slurm with a policy: every cycle it reads the queue,
+// brings the policy up to date, and writes priorities and node lists.
+// RunOnce and Run must not be called concurrently; Handler may be served
+// from other goroutines.
+type Sidecar struct {
+	cfg       Config
+	cl        *cluster.Cluster
+	nodeIndex map[string]int
+	env       *policy.Env
+	pol       policy.Policy
+	vm        bool // the policy runs a virtual machine (asrpt, asrpt-paper)
+	pred      predictor.Predictor
+	slurm     Slurm
+	log       zerolog.Logger
+	m         *metrics
+	health
+
+	entries  map[string]*entry
+	byTask   map[*policy.Task]*entry
+	mir      *mirror
+	nextSeq  int
+	nextDSeq int
+	clock    float64   // time of the last cycle, Unix seconds
+	acctFrom time.Time // start of the next accounting query
+	finished map[string]finishedJob
+	active   map[string]int // open incidents: key → occurrences
+	seen     map[string]bool
+	dirty    bool
+
+	labels []uint32
+	cur    []uint32
+}
+
+// finishedJob remembers a job that left the queue until accounting reports
+// its run time, for the prediction error metric.
+type finishedJob struct {
+	est   float64
+	since float64
+}
+
+// Options are the sidecar's collaborators.
+type Options struct {
+	// Cluster is the cluster model (slurmconf.LoadCluster).
+	Cluster *cluster.Cluster
+	// Slurm is the REST client or a fake.
+	Slurm Slurm
+	// Predictor predicts run times; nil builds cfg.Predictor.
+	Predictor predictor.Predictor
+	// Log receives the sidecar's log lines.
+	Log zerolog.Logger
+}
+
+// New returns a sidecar for cfg. It loads the state file (a missing file
+// is an empty state; an unreadable or corrupt one is logged, counted,
+// moved aside and rebuilt from Slurm, never fatal).
+func New(cfg Config, o Options) (*Sidecar, error) {
+	if o.Cluster == nil || o.Slurm == nil {
+		return nil, errors.New("sidecar: cluster and Slurm client are required")
+	}
+	if err := o.Cluster.Validate(); err != nil {
+		return nil, fmt.Errorf("sidecar: cluster model: %w", err)
+	}
+	env := policy.NewEnv(o.Cluster, cfg.Params)
+	pol, err := policy.New(cfg.Policy, env)
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
+	}
+	pred := o.Predictor
+	if pred == nil {
+		if pred, err = predictor.ByName(cfg.Predictor, cfg.PredictorConfig()); err != nil {
+			return nil, fmt.Errorf("sidecar: %w", err)
+		}
+	}
+	s := &Sidecar{
+		cfg: cfg, cl: o.Cluster, env: env, pol: pol, pred: pred, slurm: o.Slurm, log: o.Log,
+		m: newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
+		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, mir: newMirror(),
+		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
+		clock: math.Inf(-1),
+	}
+	base, _ := policy.Split(cfg.Policy)
+	s.vm = base == "asrpt" || base == "asrpt-paper"
+	for i, n := range o.Cluster.Nodes {
+		s.nodeIndex[n.Name] = i
+	}
+	s.started.Store(time.Now().UnixNano())
+	if cfg.StateFile != "" {
+		st, err := readState(cfg.StateFile)
+		switch {
+		case err == nil:
+			if err := s.restore(st); err != nil {
+				s.stateProblem(err)
+			}
+		case errors.Is(err, errNoState):
+		default:
+			s.stateProblem(err)
+		}
+	}
+	return s, nil
+}
+
+// stateProblem reports an unusable state file, moves it aside (unless in a
+// dry run) and starts from an empty state.
+func (s *Sidecar) stateProblem(err error) {
+	s.m.stateErrors.Inc()
+	ev := s.log.Error().Err(err).Str("file", s.cfg.StateFile)
+	if !s.cfg.DryRun {
+		if moved, merr := moveAside(s.cfg.StateFile); merr == nil {
+			ev = ev.Str("moved_to", moved)
+		}
+	}
+	ev.Msg("state file unusable; rebuilding the state from Slurm")
+	s.resetState()
+}
+
+func (s *Sidecar) resetState() {
+	s.pol, _ = policy.New(s.cfg.Policy, s.env)
+	s.entries = map[string]*entry{}
+	s.byTask = map[*policy.Task]*entry{}
+	s.mir = newMirror()
+	s.nextSeq, s.nextDSeq = 0, 0
+	s.clock = math.Inf(-1)
+}
+
+// CycleReport is what one cycle saw and did.
+type CycleReport struct {
+	// Time is the cycle's time.
+	Time time.Time
+	// Duration is the wall time the cycle took.
+	Duration time.Duration
+	// Jobs counts the jobs seen, by state: pending, running, held,
+	// out_of_scope, managed, dispatched, hands_off.
+	Jobs map[string]int
+	// Arrived counts the jobs that entered the policy this cycle;
+	// Released those the virtual machine released; Dispatched those whose
+	// turn came.
+	Arrived, Released, Dispatched int
+	// Writes counts the updates sent, by kind (priority, nodes); in a dry
+	// run, those that would have been sent. Failed counts failed ones by
+	// reason; Deferred those left for later by the write limit.
+	Writes   map[string]int
+	Failed   map[string]int
+	Deferred int
+	// Plan is the ranked queue, head first (filled in dry runs and when
+	// asked through Plan).
+	Plan []PlanRow
+}
+
+// PlanRow is one managed pending job in the order asrpt gives Slurm.
+type PlanRow struct {
+	JobID string `json:"job_id"`
+	User  string `json:"user"`
+	Name  string `json:"name"`
+	GPUs  int    `json:"gpus"`
+	// Predicted is the predicted run time, seconds; Known false when the
+	// predictor had never seen the job's kind.
+	Predicted float64 `json:"predicted_s"`
+	Known     bool    `json:"known"`
+	// VirtualRemaining is the virtual work left on A-SRPT's machine,
+	// seconds; 0 once released.
+	VirtualRemaining float64 `json:"virtual_remaining_s"`
+	// Stage is dispatched (its turn has come: nodes chosen), released
+	// (waiting for GPUs) or waiting (on the virtual machine).
+	Stage string `json:"stage"`
+	// Rank is the 1-based position in the order.
+	Rank int `json:"rank"`
+	// PriorityNow is the job's priority in Slurm; PriorityNew the value
+	// asrpt wants (equal when nothing is to be written).
+	PriorityNow uint32 `json:"priority_now"`
+	PriorityNew uint32 `json:"priority_new"`
+	// Nodes are the nodes chosen for a dispatched job, when asrpt writes
+	// them.
+	Nodes []string `json:"nodes,omitempty"`
+}
+
+// RunOnce runs one cycle at time now: read the queue and the nodes, feed
+// new accounting records to the predictor, bring the policy up to date,
+// rank, place the jobs whose turn has come, and write the changed values
+// (none in a dry run). A failed read returns an error and changes nothing;
+// failed writes are counted in the report and retried in later cycles. The
+// state is saved at the end of a cycle that changed it.
+func (s *Sidecar) RunOnce(ctx context.Context, now time.Time) (CycleReport, error) {
+	return s.cycle(ctx, now, s.cfg.DryRun)
+}
+
+// Plan runs one cycle as a dry run, whatever the configuration says, and
+// returns its report with the plan.
+func (s *Sidecar) Plan(ctx context.Context, now time.Time) (CycleReport, error) {
+	return s.cycle(ctx, now, true)
+}
+
+func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleReport, error) {
+	start := time.Now()
+	rep := CycleReport{Time: now, Jobs: map[string]int{}, Writes: map[string]int{}, Failed: map[string]int{}}
+	clear(s.seen)
+	t := unixSeconds(now)
+	if t < s.clock {
+		t = s.clock // the policy's time never goes back
+	}
+	jobs, err := s.slurm.Jobs(ctx)
+	if err != nil {
+		return s.fail(rep, start, "jobs", err)
+	}
+	nodes, err := s.slurm.Nodes(ctx)
+	if err != nil {
+		return s.fail(rep, start, "nodes", err)
+	}
+	s.clock = t
+	rel := s.mir.nrel
+	s.pollAccounting(ctx, now)
+	rep.Arrived = s.reconcile(t, jobs, &rep)
+	free := s.freeModel(nodes, jobs)
+	s.placeDispatched(t, free)
+	rep.Dispatched = s.schedule(t, free)
+	rep.Released = s.mir.nrel - rel
+	ranked := s.rank()
+	want := s.label(ranked)
+	if err := s.apply(ctx, ranked, want, dry, &rep); err != nil {
+		s.closeIncidents()
+		return s.fail(rep, start, "write", err)
+	}
+	if dry || len(rep.Plan) > 0 {
+		rep.Plan = s.plan(ranked, want)
+	}
+	if !dry && s.dirty && s.cfg.StateFile != "" {
+		if err := writeState(s.cfg.StateFile, s.snapshot()); err != nil {
+			s.m.stateErrors.Inc()
+			s.incident("state", err)
+		} else {
+			s.dirty = false
+		}
+	}
+	s.closeIncidents()
+	rep.Duration = time.Since(start)
+	s.m.cycle.Observe(rep.Duration.Seconds())
+	s.m.cycles.WithLabelValues("ok").Inc()
+	s.m.lastSuccess.Set(float64(now.Unix()))
+	s.lastOK.Store(time.Now().UnixNano())
+	for k, v := range rep.Jobs {
+		s.m.jobs.WithLabelValues(k).Set(float64(v))
+	}
+	s.m.virtual.Set(float64(s.mir.len()))
+	return rep, nil
+}
+
+func (s *Sidecar) fail(rep CycleReport, start time.Time, op string, err error) (CycleReport, error) {
+	rep.Duration = time.Since(start)
+	s.m.cycle.Observe(rep.Duration.Seconds())
+	s.m.cycles.WithLabelValues("error").Inc()
+	if op != "write" {
+		s.m.errors.WithLabelValues(op, Reason(err)).Inc()
+	}
+	return rep, fmt.Errorf("sidecar: %s: %w", op, err)
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// incident logs err under key the first time it happens; repeats are only
+// counted until closeIncidents sees a cycle without it.
+func (s *Sidecar) incident(key string, err error) {
+	s.seen[key] = true
+	s.active[key]++
+	if s.active[key] == 1 {
+		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg("slurm call failed; retrying in later cycles")
+	}
+}
+
+// closeIncidents ends the incidents not seen in this cycle.
+func (s *Sidecar) closeIncidents() {
+	for k, n := range s.active {
+		if !s.seen[k] {
+			s.log.Info().Str("incident", k).Int("occurrences", n).Msg("recovered")
+			delete(s.active, k)
+		}
+	}
+}
+
+// accountingLag is how far behind now accounting is read: slurmdbd
+// records a job's end a little after it happens.
+const accountingLag = 30 * time.Second
+
+// accountingWindow bounds one accounting query.
+const accountingWindow = 24 * time.Hour
+
+// pollAccounting feeds the jobs that finished since the last poll to the
+// predictor, warming it with cfg.History on the first call. A failure is
+// logged once and retried from the same point next cycle.
+func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
+	to := now.Add(-accountingLag)
+	if s.acctFrom.IsZero() {
+		s.acctFrom = to.Add(-s.cfg.History)
+	}
+	for s.acctFrom.Before(to) {
+		end := s.acctFrom.Add(accountingWindow)
+		if end.After(to) {
+			end = to
+		}
+		recs, err := s.slurm.AccountingJobs(ctx, s.acctFrom, end)
+		if err != nil {
+			s.m.errors.WithLabelValues("accounting", Reason(err)).Inc()
+			s.incident("accounting", err)
+			return
+		}
+		for i := range recs {
+			j := &recs[i]
+			if !predictor.Finished(j) {
+				continue
+			}
+			s.pred.Observe(j, predictor.End(j))
+			if f, ok := s.finished[j.ID]; ok {
+				delete(s.finished, j.ID)
+				s.m.predRatio.Observe(f.est / j.RunTime)
+				s.m.predAbs.Observe(math.Abs(f.est - j.RunTime))
+			}
+		}
+		s.acctFrom = end
+	}
+	// Forget jobs accounting never reported (cancelled before start).
+	for id, f := range s.finished {
+		if unixSeconds(now)-f.since > 86400 {
+			delete(s.finished, id)
+		}
+	}
+}
+
+// eligible reports whether a Slurm job may be managed, and why not.
+func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, string) {
+	switch {
+	case sj.State != "PENDING":
+		return false, "not pending"
+	case sj.Held:
+		return false, "held"
+	case sj.GPUs.Total <= 0:
+		return false, "no GPUs"
+	case !s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
+		return false, "out of scope"
+	case sj.GPUs.Total > s.env.G:
+		return false, "larger than the cluster"
+	case e != nil && e.handsOff:
+		return false, "priority set by an admin"
+	}
+	return true, ""
+}
+
+// reconcile brings the tracked jobs and the policy up to date with Slurm's
+// queue and returns the number of arrivals.
+func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport) int {
+	for _, e := range s.entries {
+		e.sj = nil
+	}
+	var arrivals []*entry
+	for i := range jobs {
+		sj := &jobs[i]
+		e := s.entries[sj.ID]
+		switch {
+		case sj.State == "PENDING" && sj.Held:
+			rep.Jobs["held"]++
+		case sj.State == "PENDING":
+			rep.Jobs["pending"]++
+		default:
+			rep.Jobs["running"]++
+		}
+		if e == nil {
+			if ok, why := s.eligible(sj, nil); ok {
+				e = &entry{id: sj.ID, sj: sj}
+				s.entries[sj.ID] = e
+				arrivals = append(arrivals, e)
+			} else if why == "out of scope" {
+				rep.Jobs["out_of_scope"]++
+			}
+			continue
+		}
+		e.sj = sj
+		if sj.State != "PENDING" {
+			switch e.ph {
+			case phDispatched:
+				e.ph = phRunning
+				s.dirty = true
+			case phQueued:
+				s.ghost(e, "started by Slurm before its turn")
+			}
+			continue
+		}
+		if e.prio != 0 && !sj.Held && !e.handsOff && sj.Priority != e.prio {
+			e.handsOff = true
+			s.dirty = true
+			s.log.Info().Str("job", e.id).Uint32("wrote", e.prio).Uint32("now", sj.Priority).
+				Msg("priority changed by someone else; leaving the job alone")
+		}
+		ok, why := s.eligible(sj, e)
+		switch e.ph {
+		case phQueued:
+			if !ok {
+				s.ghost(e, why)
+			}
+		case phGhost:
+			if ok && !e.gone {
+				e.ph, e.why = phQueued, ""
+				s.dirty = true
+			}
+		case phDispatched:
+			if !ok {
+				s.leavePolicy(t, e, why)
+			}
+		case phRunning: // requeued
+			s.leavePolicy(t, e, "requeued")
+			if ok {
+				arrivals = append(arrivals, e)
+			}
+		case phIdle:
+			if ok {
+				arrivals = append(arrivals, e)
+			}
+		}
+	}
+	for _, e := range s.entries {
+		if e.sj == nil {
+			s.vanish(t, e)
+		}
+	}
+	slices.SortFunc(arrivals, func(a, b *entry) int {
+		if c := a.sj.Submit.Compare(b.sj.Submit); c != 0 {
+			return c
+		}
+		return compareID(a.id, b.id)
+	})
+	n := 0
+	for _, e := range arrivals {
+		if s.arrive(t, e) {
+			n++
+		}
+	}
+	for _, e := range s.entries {
+		switch {
+		case e.handsOff:
+			rep.Jobs["hands_off"]++
+		case e.ph == phDispatched:
+			rep.Jobs["dispatched"]++
+			rep.Jobs["managed"]++
+		case e.ph == phQueued:
+			rep.Jobs["managed"]++
+		}
+	}
+	return n
+}
+
+// compareID orders job ids numerically when they are numbers of any
+// length, and as strings otherwise.
+func compareID(a, b string) int {
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// toJob converts a Slurm job to the project's record.
+func toJob(sj *slurmclient.Job) job.Job {
+	return job.Job{ID: sj.ID, Submit: unixSeconds(sj.Submit), User: sj.User, Name: sj.Name,
+		Account: sj.Account, Partition: sj.Partition, QOS: sj.QOS, GPUs: sj.GPUs.Total,
+		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State}
+}
+
+// size is A-SRPT's virtual size of a job with est on gpus GPUs, seconds,
+// computed exactly as the policy computes it (design §4).
+func (s *Sidecar) size(gpus int, est predictor.Estimate) float64 {
+	d := est.Seconds
+	if !est.Known && s.env.Params.Unseen == policy.UnseenFirst {
+		d = 0
+	}
+	return float64(gpus) / float64(s.env.G) * d
+}
+
+// arrive predicts e and hands it to the policy.
+func (s *Sidecar) arrive(t float64, e *entry) bool {
+	e.job = toJob(e.sj)
+	e.est = s.pred.Predict(&e.job)
+	e.seq = s.nextSeq
+	s.nextSeq++
+	return s.enter(t, e, e.est)
+}
+
+// enter creates e's task with e.est and makes it arrive at t so that its
+// virtual size is that of est (est differs from e.est only on restore).
+func (s *Sidecar) enter(t float64, e *entry, est predictor.Estimate) bool {
+	task, err := s.env.NewTask(&e.job, e.seq, e.est)
+	if err != nil {
+		e.ph, e.why = phIdle, err.Error()
+		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
+		return false
+	}
+	// The policy reads the estimate only on arrival to size the job on
+	// its virtual machine; a restore gives it the saved remaining work
+	// this way and then puts the real prediction back (it is what the
+	// reservations use).
+	task.Est = est
+	if s.vm {
+		s.mir.advance(t)
+	}
+	s.pol.Arrive(t, task)
+	task.Est = e.est
+	if s.vm {
+		s.mir.add(e, s.size(e.job.GPUs, est))
+		s.mir.advance(t)
+	}
+	e.task, e.ph, e.why, e.gone = task, phQueued, "", false
+	s.byTask[task] = e
+	s.dirty = true
+	return true
+}
+
+func (s *Sidecar) ghost(e *entry, why string) {
+	e.ph, e.why = phGhost, why
+	s.dirty = true
+}
+
+// leavePolicy finishes a task the policy holds as running and keeps e as
+// idle.
+func (s *Sidecar) leavePolicy(t float64, e *entry, why string) {
+	if e.task != nil {
+		s.pol.Finish(t, e.task)
+		delete(s.byTask, e.task)
+		e.task = nil
+	}
+	e.ph, e.why, e.placed = phIdle, why, false
+	s.dirty = true
+}
+
+// vanish handles a job Slurm no longer lists (finished or cancelled).
+func (s *Sidecar) vanish(t float64, e *entry) {
+	s.dirty = true
+	switch e.ph {
+	case phQueued, phGhost:
+		e.ph, e.why, e.gone = phGhost, "gone", true
+		return
+	case phDispatched, phRunning:
+		s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
+		if e.task != nil {
+			s.pol.Finish(t, e.task)
+			delete(s.byTask, e.task)
+		}
+	}
+	delete(s.entries, e.id)
+}
+
+// usable reports whether a node can take new jobs now.
+func usable(n *slurmclient.Node) bool {
+	if n.State != "IDLE" && n.State != "MIXED" {
+		return false
+	}
+	for _, f := range n.Flags {
+		switch f {
+		case "DRAIN", "NOT_RESPONDING", "MAINTENANCE", "RESERVED", "REBOOT_REQUESTED", "REBOOT_ISSUED",
+			"POWERED_DOWN", "POWERING_DOWN", "POWERING_UP", "POWER_DOWN", "COMPLETING", "FAIL":
+			return false
+		}
+	}
+	return true
+}
+
+// freeModel returns the free GPUs as Slurm reports them: each usable node
+// in scope has its configured GPUs less those in use; GPU indices come from
+// the running jobs where they add up, else the lowest indices count as used.
+func (s *Sidecar) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job) *placement.Free {
+	free := placement.NewFree(s.cl)
+	used := make(map[int]uint64)
+	for i := range jobs {
+		for name, idx := range jobs[i].GPUIndices {
+			if n, ok := s.nodeIndex[name]; ok {
+				for _, x := range idx {
+					if x >= 0 && x < 64 {
+						used[n] |= 1 << uint(x)
+					}
+				}
+			}
+		}
+	}
+	seen := make([]bool, len(s.cl.Nodes))
+	take := func(i int, mask uint64) {
+		mask &= free.Mask(i)
+		if mask != 0 {
+			_ = free.Take(&placement.Placement{Slots: []placement.Slot{{Node: i, GPUs: mask}}})
+		}
+	}
+	for k := range nodes {
+		n := &nodes[k]
+		i, ok := s.nodeIndex[n.Name]
+		if !ok {
+			continue
+		}
+		seen[i] = true
+		all := free.Mask(i)
+		inScope := len(s.cfg.Scope.Partitions) == 0
+		for _, p := range n.Partitions {
+			inScope = inScope || contains(s.cfg.Scope.Partitions, p)
+		}
+		if !usable(n) || !inScope {
+			take(i, all)
+			continue
+		}
+		g := s.cl.Nodes[i].GPUs
+		if n.GPUs < g { // Slurm has fewer GPUs than the model: the rest is busy
+			take(i, all&^(1<<uint(n.GPUs)-1))
+		}
+		u := used[i]
+		if bits.OnesCount64(u) != n.GPUsUsed {
+			u = 1<<uint(min(n.GPUsUsed, 63)) - 1
+		}
+		take(i, u)
+	}
+	for i, ok := range seen {
+		if !ok {
+			take(i, free.Mask(i))
+		}
+	}
+	return free
+}
+
+// placeDispatched reserves, on free, the GPUs of the jobs whose turn has
+// come but that Slurm has not started. A job whose nodes are no longer
+// free, or that has waited longer than the dispatch grace on them (Slurm
+// would not start it there: memory, CPUs, features the model does not
+// know), gets a new Heavy-Edge placement, away from the old nodes when
+// possible; one that fits nowhere keeps no placement until it does.
+func (s *Sidecar) placeDispatched(t float64, free *placement.Free) {
+	ds := s.dispatched()
+	grace := s.cfg.DispatchGrace.Seconds()
+	for _, e := range ds {
+		if e.placed && free.Take(&e.place) == nil {
+			if t-e.placedAt <= grace {
+				continue
+			}
+			free.Give(&e.place)
+			avoid := free.Clone()
+			_ = avoid.Take(&e.place)
+			if p, err := s.placeOn(avoid, e); err == nil && free.Take(&p) == nil {
+				e.place, e.placedAt = p, t
+				s.m.replaced.Inc()
+				s.dirty = true
+				continue
+			}
+		}
+		p, err := s.placeOn(free, e)
+		if err != nil {
+			e.placed = false
+			continue
+		}
+		if free.Take(&p) == nil {
+			e.place, e.placed, e.placedAt = p, true, t
+			s.m.replaced.Inc()
+			s.dirty = true
+		}
+	}
+}
+
+func (s *Sidecar) placeOn(free *placement.Free, e *entry) (placement.Placement, error) {
+	var prof *placement.Profile
+	if e.task != nil {
+		prof = e.task.Prof
+	}
+	return s.env.Placer.Place(free, e.job.GPUs, prof)
+}
+
+// dispatched returns the dispatched jobs in dispatch order.
+func (s *Sidecar) dispatched() []*entry {
+	var ds []*entry
+	for _, e := range s.entries {
+		if e.ph == phDispatched {
+			ds = append(ds, e)
+		}
+	}
+	slices.SortFunc(ds, func(a, b *entry) int { return cmp.Compare(a.dseq, b.dseq) })
+	return ds
+}
+
+// maxSchedulePasses bounds the passes of one cycle; a pass is repeated only
+// when the policy started withdrawn jobs, whose GPUs go back to the pool.
+const maxSchedulePasses = 8
+
+// schedule runs the policy's scheduling pass and returns the number of
+// jobs whose turn came.
+func (s *Sidecar) schedule(t float64, free *placement.Free) int {
+	n := 0
+	for range maxSchedulePasses {
+		ds := s.pol.Schedule(t, free)
+		if s.vm {
+			s.mir.advance(t)
+		}
+		again := false
+		for _, d := range ds {
+			e := s.byTask[d.Task]
+			if e == nil || d.Preempt {
+				continue
+			}
+			if math.IsNaN(d.Task.Released) {
+				s.mir.remove(e)
+			}
+			s.dirty = true
+			if e.ph == phGhost {
+				free.Give(&d.Task.Placement)
+				s.pol.Finish(t, d.Task)
+				delete(s.byTask, d.Task)
+				e.task = nil
+				if e.gone {
+					delete(s.entries, e.id)
+				} else {
+					e.ph = phIdle
+				}
+				again = true
+				continue
+			}
+			e.ph, e.dseq = phDispatched, s.nextDSeq
+			s.nextDSeq++
+			e.place, e.placed, e.placedAt = d.Task.Placement, true, t
+			n++
+		}
+		if !again {
+			break
+		}
+	}
+	return n
+}
+
+// rank returns the managed pending jobs in the order Slurm should start
+// them: dispatched jobs in dispatch order, then the policy's order.
+func (s *Sidecar) rank() []*entry {
+	ranked := s.dispatched()
+	for _, t := range s.pol.Pending() {
+		if e := s.byTask[t]; e != nil && e.ph == phQueued {
+			ranked = append(ranked, e)
+		}
+	}
+	return ranked
+}
+
+// high reports whether e belongs to the upper priority band.
+func (s *Sidecar) high(e *entry) bool {
+	return e.ph == phDispatched || (e.task != nil && !math.IsNaN(e.task.Released))
+}
+
+// label returns the priority each ranked job should have.
+func (s *Sidecar) label(ranked []*entry) []uint32 {
+	s.cur = s.cur[:0]
+	split := 0
+	for i, e := range ranked {
+		s.cur = append(s.cur, e.prio)
+		if s.high(e) {
+			split = i + 1
+		}
+	}
+	hi := Label(s.cur[:split], HighBand, nil)
+	s.labels = Label(s.cur[split:], LowBand, s.labels)
+	return append(hi, s.labels...)
+}
+
+// nodeUpdate returns the node list (and per-node GPU count, 0 for none) to
+// write for dispatched job e, or nil when none is to be written: the job's
+// request must allow it (see the package documentation).
+func (s *Sidecar) nodeUpdate(e *entry) ([]string, int) {
+	if !s.cfg.RequiredNodes || e.noNodes || !e.placed || e.ph != phDispatched || e.sj == nil {
+		return nil, 0
+	}
+	sj := e.sj
+	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
+		return nil, 0 // the user chose nodes
+	}
+	names := make([]string, len(e.place.Slots))
+	per := e.place.Slots[0].Count()
+	uniform := true
+	for i, sl := range e.place.Slots {
+		names[i] = s.cl.Nodes[sl.Node].Name
+		if slices.Contains(sj.ExcludedNodes, names[i]) {
+			return nil, 0
+		}
+		uniform = uniform && sl.Count() == per
+	}
+	total := sj.GPUs.Total
+	switch {
+	case len(names) == 1 && (sj.GPUs.PerNode == 0 || sj.GPUs.PerNode == total):
+		return names, 0
+	case len(names) > 1 && uniform && sj.GPUs.PerNode == per:
+		return names, 0
+	case len(names) > 1 && uniform && sj.GPUs.PerNode == 0 && sj.GPUs.PerJob == total && s.cfg.GPUsPerNode:
+		return names, per
+	}
+	return nil, 0
+}
+
+// apply writes the changed values, head of the queue first, within the
+// write limit. It returns an error only when writing cannot go on (the
+// token or the privileges are refused, the context ended).
+func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry bool, rep *CycleReport) error {
+	budget := s.cfg.WriteLimit
+	failedInRow := 0
+	for i, e := range ranked {
+		if e.sj == nil {
+			continue
+		}
+		nodes, gpn := s.nodeUpdate(e)
+		if nodes != nil && (!slices.Equal(nodes, e.nodes) || gpn != e.gpn) {
+			if budget == 0 {
+				rep.Deferred++
+				continue
+			}
+			u := slurmclient.JobUpdate{RequiredNodes: nodes}
+			if gpn > 0 {
+				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
+			}
+			budget--
+			if stop, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow); stop {
+				return err
+			}
+		}
+		if want[i] != e.prio {
+			if budget == 0 {
+				rep.Deferred++
+				continue
+			}
+			p := want[i]
+			budget--
+			if stop, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
+				return err
+			}
+		}
+	}
+	s.m.deferred.Add(float64(rep.Deferred))
+	hi := 0
+	for _, e := range ranked {
+		if s.high(e) {
+			hi++
+		}
+	}
+	s.m.released.Set(float64(hi))
+	return nil
+}
+
+// maxFailuresInRow stops a cycle's writes after this many consecutive
+// failures of unknown cause (a failing slurmctld).
+const maxFailuresInRow = 3
+
+// write sends one update and records its effect; stop is true when no
+// further write should be tried this cycle.
+func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, err error) {
+	rep.Writes[kind]++
+	if dry {
+		return false, nil
+	}
+	err = s.slurm.UpdateJob(ctx, e.id, u)
+	if err == nil {
+		*inRow = 0
+		s.m.writes.WithLabelValues(kind).Inc()
+		s.dirty = true
+		if u.Priority != nil {
+			e.prio = *u.Priority
+		}
+		if u.RequiredNodes != nil {
+			e.nodes = slices.Clone(u.RequiredNodes)
+			e.gpn = 0
+			if u.GPUsPerNode != nil {
+				e.gpn = *u.GPUsPerNode
+			}
+		}
+		return false, nil
+	}
+	rep.Writes[kind]--
+	reason := Reason(err)
+	rep.Failed[reason]++
+	s.m.failures.WithLabelValues(kind, reason).Inc()
+	switch reason {
+	case "job_gone":
+		// Cancelled between read and write: the next cycle's read drops it.
+		return false, nil
+	case "not_pending", "held":
+		// Started or held between read and write: the next read shows it.
+		return false, nil
+	case "invalid", "ignored_field":
+		if kind == "nodes" {
+			e.noNodes = true
+			s.dirty = true
+		}
+		s.incident("write:"+kind+":"+reason, err)
+		return false, nil
+	case "not_applied":
+		// Slurm answered success but the job differs: assume nothing
+		// asrpt can rely on and write again next cycle.
+		if kind == "priority" {
+			e.prio = 0
+		} else {
+			e.nodes = nil
+		}
+		s.incident("write:"+kind+":"+reason, err)
+		return false, nil
+	case "auth", "permission", "canceled", "timeout":
+		s.incident("write:"+reason, err)
+		return true, err
+	}
+	s.incident("write:"+reason, err)
+	*inRow++
+	if *inRow >= maxFailuresInRow {
+		return true, fmt.Errorf("%d writes failed in a row: %w", *inRow, err)
+	}
+	return false, nil
+}
+
+// plan builds the plan rows of ranked.
+func (s *Sidecar) plan(ranked []*entry, want []uint32) []PlanRow {
+	rows := make([]PlanRow, len(ranked))
+	for i, e := range ranked {
+		r := PlanRow{JobID: e.id, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
+			Predicted: e.est.Seconds, Known: e.est.Known, Rank: i + 1, PriorityNew: want[i]}
+		if e.sj != nil {
+			r.PriorityNow = e.sj.Priority
+		}
+		switch {
+		case e.ph == phDispatched:
+			r.Stage = "dispatched"
+			r.Nodes, _ = s.nodeUpdate(e)
+		case s.high(e):
+			r.Stage = "released"
+		default:
+			r.Stage = "waiting"
+			if s.vm {
+				r.VirtualRemaining = e.remaining
+			}
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// Run runs cycles every cfg.Interval until ctx ends. A failed cycle is
+// retried after a backoff that starts at one second and doubles, never
+// longer than the interval, so the sidecar catches up within a cycle of the
+// fault's end; errors are logged once per incident. On the way out it
+// hands the managed jobs back when cfg.GivebackOnShutdown is set, and saves
+// the state. It returns nil on a normal shutdown.
+func (s *Sidecar) Run(ctx context.Context) error {
+	backoff := time.Second
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return s.shutdown()
+		case <-timer.C:
+		}
+		rep, err := s.RunOnce(ctx, time.Now())
+		delay := s.cfg.Interval
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return s.shutdown()
+		case err != nil:
+			s.seen["cycle"] = true
+			s.active["cycle"]++
+			if !failing {
+				s.log.Warn().Err(err).Str("reason", Reason(err)).Msg("cycle failed; retrying with backoff")
+			}
+			failing = true
+			delay = min(backoff, s.cfg.Interval)
+			backoff *= 2
+		default:
+			if failing {
+				s.log.Info().Int("failed_cycles", s.active["cycle"]).Msg("cycles recovered")
+				delete(s.active, "cycle")
+			}
+			failing, backoff = false, time.Second
+			ev := s.log.Debug()
+			if s.cfg.DryRun {
+				ev = s.log.Info()
+				for _, r := range rep.Plan {
+					s.log.Info().Int("rank", r.Rank).Str("job", r.JobID).Str("user", r.User).Str("name", r.Name).
+						Int("gpus", r.GPUs).Float64("predicted_s", r.Predicted).Str("stage", r.Stage).
+						Uint32("priority_now", r.PriorityNow).Uint32("priority_new", r.PriorityNew).
+						Str("nodes", strings.Join(r.Nodes, ",")).Msg("plan")
+				}
+			}
+			ev.Dur("took", rep.Duration).Int("arrived", rep.Arrived).Int("dispatched", rep.Dispatched).
+				Interface("writes", rep.Writes).Interface("failed", rep.Failed).Int("deferred", rep.Deferred).
+				Interface("jobs", rep.Jobs).Bool("dry_run", s.cfg.DryRun).Msg("cycle")
+		}
+		timer.Reset(delay)
+	}
+}
+
+// shutdownTimeout bounds the giveback and final save on shutdown.
+const shutdownTimeout = 30 * time.Second
+
+func (s *Sidecar) shutdown() error {
+	var errs []error
+	if s.cfg.GivebackOnShutdown && !s.cfg.DryRun {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		rep, err := s.Giveback(ctx)
+		cancel()
+		s.log.Info().Int("jobs", len(rep.Returned)).Int("failed", len(rep.Failed)).Int("nodes_kept", len(rep.NodesKept)).Msg("jobs handed back to Slurm")
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if !s.cfg.DryRun && s.cfg.StateFile != "" {
+		if err := writeState(s.cfg.StateFile, s.snapshot()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.log.Info().Msg("sidecar stopped")
+	return errors.Join(errs...)
+}
