@@ -202,38 +202,7 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		ps = append(ps, Problem{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	unseen := c.Params.Unseen.String()
-	fields := []field{
-		{"slurm.url", str(&c.Slurm.URL)},
-		{"slurm.token_file", str(&c.Slurm.TokenFile)},
-		{"slurm.user", str(&c.Slurm.User)},
-		{"slurm.ca_file", str(&c.Slurm.CAFile)},
-		{"slurm.api", str(&c.Slurm.API)},
-		{"slurm.timeout", dur(&c.Slurm.Timeout)},
-		{"slurm.conf_dir", str(&c.Slurm.ConfDir)},
-		{"sidecar.interval", dur(&c.Interval)},
-		{"sidecar.state_file", str(&c.StateFile)},
-		{"sidecar.dry_run", boolean(&c.DryRun)},
-		{"sidecar.giveback_on_shutdown", boolean(&c.GivebackOnShutdown)},
-		{"sidecar.write_limit", integer(&c.WriteLimit)},
-		{"sidecar.dispatch_grace", dur(&c.DispatchGrace)},
-		{"sidecar.required_nodes", boolean(&c.RequiredNodes)},
-		{"sidecar.gpus_per_node", boolean(&c.GPUsPerNode)},
-		{"policy.name", str(&c.Policy)},
-		{"policy.comm_heavy", float(&c.Params.CommHeavy)},
-		{"policy.tau", float(&c.Params.Tau)},
-		{"policy.slack", float(&c.Params.Slack)},
-		{"policy.unseen", str(&unseen)},
-		{"policy.depth", integer(&c.Params.Depth)},
-		{"predictor.name", str(&c.Predictor)},
-		{"predictor.retrain_interval", dur(&c.Retrain)},
-		{"predictor.history", dur(&c.History)},
-		{"scope.partitions", strs(&c.Scope.Partitions)},
-		{"scope.qos", strs(&c.Scope.QOS)},
-		{"scope.accounts", strs(&c.Scope.Accounts)},
-		{"metrics.listen", str(&c.MetricsListen)},
-		{"log.level", str(&c.LogLevel)},
-		{"log.format", str(&c.LogFormat)},
-	}
+	fields := c.fields(&unseen)
 	known := map[string]field{}
 	sections := map[string]bool{}
 	for _, f := range fields {
@@ -590,4 +559,52 @@ func unquoteKey(k string) string {
 		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
 	}
 	return strings.Join(parts, ".")
+}
+
+// configKeys lists every key the file may set.
+func configKeys() []string {
+	var c Config
+	var u string
+	var ks []string
+	for _, f := range c.fields(&u) {
+		ks = append(ks, f.key)
+	}
+	return ks
+}
+
+// fields binds each key to the field of c it sets; policy.unseen goes to
+// *unseen, parsed afterwards.
+func (c *Config) fields(unseen *string) []field {
+	return []field{
+		{"slurm.url", str(&c.Slurm.URL)},
+		{"slurm.token_file", str(&c.Slurm.TokenFile)},
+		{"slurm.user", str(&c.Slurm.User)},
+		{"slurm.ca_file", str(&c.Slurm.CAFile)},
+		{"slurm.api", str(&c.Slurm.API)},
+		{"slurm.timeout", dur(&c.Slurm.Timeout)},
+		{"slurm.conf_dir", str(&c.Slurm.ConfDir)},
+		{"sidecar.interval", dur(&c.Interval)},
+		{"sidecar.state_file", str(&c.StateFile)},
+		{"sidecar.dry_run", boolean(&c.DryRun)},
+		{"sidecar.giveback_on_shutdown", boolean(&c.GivebackOnShutdown)},
+		{"sidecar.write_limit", integer(&c.WriteLimit)},
+		{"sidecar.dispatch_grace", dur(&c.DispatchGrace)},
+		{"sidecar.required_nodes", boolean(&c.RequiredNodes)},
+		{"sidecar.gpus_per_node", boolean(&c.GPUsPerNode)},
+		{"policy.name", str(&c.Policy)},
+		{"policy.comm_heavy", float(&c.Params.CommHeavy)},
+		{"policy.tau", float(&c.Params.Tau)},
+		{"policy.slack", float(&c.Params.Slack)},
+		{"policy.unseen", str(unseen)},
+		{"policy.depth", integer(&c.Params.Depth)},
+		{"predictor.name", str(&c.Predictor)},
+		{"predictor.retrain_interval", dur(&c.Retrain)},
+		{"predictor.history", dur(&c.History)},
+		{"scope.partitions", strs(&c.Scope.Partitions)},
+		{"scope.qos", strs(&c.Scope.QOS)},
+		{"scope.accounts", strs(&c.Scope.Accounts)},
+		{"metrics.listen", str(&c.MetricsListen)},
+		{"log.level", str(&c.LogLevel)},
+		{"log.format", str(&c.LogFormat)},
+	}
 }
