@@ -26,6 +26,11 @@ type Encoder struct {
 // FitEncoder builds the vocabularies from training rows and their log run
 // time targets y.
 func FitEncoder(rows []Row, y []float64) *Encoder {
+	return fitEncoder(len(rows), func(i int) *[NumCat]string { return &rows[i].Cat }, y)
+}
+
+// fitEncoder is FitEncoder over n rows whose categorical values cat gives.
+func fitEncoder(n int, cat func(i int) *[NumCat]string, y []float64) *Encoder {
 	e := &Encoder{}
 	for c := 0; c < NumCat; c++ {
 		type acc struct {
@@ -33,11 +38,12 @@ func FitEncoder(rows []Row, y []float64) *Encoder {
 			n   int
 		}
 		m := map[string]*acc{}
-		for i := range rows {
-			a := m[rows[i].Cat[c]]
+		for i := 0; i < n; i++ {
+			v := cat(i)[c]
+			a := m[v]
 			if a == nil {
 				a = &acc{}
-				m[rows[i].Cat[c]] = a
+				m[v] = a
 			}
 			a.sum += y[i]
 			a.n++
@@ -77,13 +83,15 @@ func (e *Encoder) buildIndex() {
 }
 
 // Encode appends r's feature vector (len(FeatureNames()) values) to dst.
-func (e *Encoder) Encode(dst []float64, r *Row) []float64 {
+func (e *Encoder) Encode(dst []float64, r *Row) []float64 { return e.encode(dst, &r.Cat, r.Num) }
+
+func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64) []float64 {
 	for c := 0; c < NumCat; c++ {
-		v, ok := e.index[c][r.Cat[c]]
+		v, ok := e.index[c][cat[c]]
 		if !ok {
 			v = math.NaN()
 		}
 		dst = append(dst, v)
 	}
-	return append(dst, r.Num...)
+	return append(dst, num...)
 }

@@ -24,10 +24,12 @@ var (
 	// 2024_11_01, 20241101, 2024-11-01t10:30:00, 20241101-103000.
 	reDate = regexp.MustCompile(`(19|20)\d\d[-_./]?[01]\d[-_./]?[0-3]\d([t_\- ]?[0-2]\d[:\-_.]?[0-5]\d([:\-_.]?[0-5]\d)?)?`)
 	// reClock matches a bare time of day: 10:30 or 10:30:00.
-	reClock   = regexp.MustCompile(`\b[0-2]?\d:[0-5]\d(:[0-5]\d)?\b`)
-	reCounter = regexp.MustCompile(`^(run|trial|seed|rep|attempt|try|iter|job|step|epoch|part|shard|idx|no|r)\d+$`)
-	reHex     = regexp.MustCompile(`^[0-9a-f]+$`)
+	reClock = regexp.MustCompile(`\b[0-2]?\d:[0-5]\d(:[0-5]\d)?\b`)
 )
+
+// counterWords are the words that, followed by digits only, make a token a
+// run counter (rule 4).
+var counterWords = []string{"run", "trial", "seed", "rep", "attempt", "try", "iter", "job", "step", "epoch", "part", "shard", "idx", "no", "r"}
 
 // Family returns the normalised name family of a job name, so that runs of
 // the same job share it: Family("train-bert-2024-11-01-run3") ==
@@ -65,22 +67,46 @@ func Family(name string) string {
 
 // dropToken reports whether a name token is a number, hash or run counter.
 func dropToken(t string) bool {
-	digits, letters := 0, 0
+	digits, letters, hex := 0, 0, 0
 	for i := 0; i < len(t); i++ {
 		switch c := t[i]; {
 		case c >= '0' && c <= '9':
 			digits++
+			hex++
 		case c >= 'a' && c <= 'z':
 			letters++
+			if c <= 'f' {
+				hex++
+			}
 		}
 	}
 	switch {
 	case digits == len(t):
 		return true
-	case reCounter.MatchString(t):
+	case isCounter(t):
 		return true
-	case reHex.MatchString(t) && (len(t) >= 12 || len(t) >= 7 && digits > 0 && letters > 0):
+	case hex == len(t) && (len(t) >= 12 || len(t) >= 7 && digits > 0 && letters > 0):
 		return true
 	}
 	return false
+}
+
+// isCounter reports whether t is a counter word followed by one or more
+// digits and nothing else (run3, seed42).
+func isCounter(t string) bool {
+	for _, w := range counterWords {
+		if len(t) > len(w) && t[:len(w)] == w && allDigits(t[len(w):]) {
+			return true
+		}
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -60,10 +60,14 @@ type Row struct {
 // free of leakage the caller gives it a history of the jobs that finished
 // strictly before j.Submit (BuildRows does this for a whole trace).
 // Submit hour and weekday are taken in UTC.
-func Extract(j *job.Job, h *History) Row {
+func Extract(j *job.Job, h *History) Row { return extract(j, Family(j.Name), h) }
+
+// extract is Extract with j's family already computed (fam ==
+// Family(j.Name)).
+func extract(j *job.Job, fam string, h *History) Row {
 	var r Row
-	r.Cat = [NumCat]string{h.family(j.Name), j.User, j.Account, j.Partition, j.QOS}
-	r.Group, r.User, r.Partition, r.Limit, r.All = h.Group(j), h.User(j), h.Partition(j), h.Limit(j), h.All()
+	r.Cat = [NumCat]string{fam, j.User, j.Account, j.Partition, j.QOS}
+	r.Group, r.User, r.Partition, r.Limit, r.All = h.groupStats(j.User, fam), h.User(j), h.Partition(j), h.Limit(j), h.All()
 	t := time.Unix(int64(j.Submit), 0).UTC()
 	nan := math.NaN()
 	limit := nan

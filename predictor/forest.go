@@ -25,6 +25,10 @@ type ForestParams struct {
 	// MaxFeatures is the number of features tried at each split (default:
 	// half of them, at least 1).
 	MaxFeatures int
+	// MaxSamples caps the bootstrap sample of each tree: a tree draws
+	// min(MaxSamples, rows) rows with replacement (default 0: as many as
+	// there are rows). Training time grows with it, not with the rows.
+	MaxSamples int
 	// Bins is the number of quantile bins per feature, 4..255 (default 255;
 	// one more bin holds missing values).
 	Bins int
@@ -98,6 +102,8 @@ func (p ForestParams) withDefaults(nf int) (ForestParams, error) {
 		return p, fmt.Errorf("max depth %d out of range 1..64", p.MaxDepth)
 	case p.MinSamplesLeaf < 1:
 		return p, fmt.Errorf("min samples per leaf %d < 1", p.MinSamplesLeaf)
+	case p.MaxSamples < 0:
+		return p, fmt.Errorf("max samples %d < 0", p.MaxSamples)
 	case p.MaxFeatures < 1:
 		return p, fmt.Errorf("max features %d < 1", p.MaxFeatures)
 	case p.Bins < 4 || p.Bins > 255:
@@ -166,46 +172,56 @@ type binned struct {
 	edges       [][]float64
 }
 
+// binSample is the most values per column from which binMatrix takes bin
+// edges; a larger column is sampled at an even stride (deterministic).
+const binSample = 1 << 15
+
 // binMatrix quantile-bins every column of x into at most bins-1 value bins.
+// The edges are the column's distinct values when it has at most bins-1 of
+// them, else quantiles of its values (of an even-stride sample of
+// binSample values when the column holds more).
 func binMatrix(x *Matrix, bins, workers int) *binned {
 	b := &binned{rows: x.Rows, ncols: x.Cols, data: make([]uint8, x.Rows*x.Cols), edges: make([][]float64, x.Cols)}
+	stride := max(1, (x.Rows+binSample-1)/binSample)
 	parallel(x.Cols, workers, func(c int) {
-		vals := make([]float64, 0, x.Rows)
-		for i := 0; i < x.Rows; i++ {
+		vals := make([]float64, 0, x.Rows/stride+1)
+		for i := 0; i < x.Rows; i += stride {
 			if v := x.Data[i*x.Cols+c]; v == v {
 				vals = append(vals, v)
 			}
 		}
 		slices.Sort(vals)
-		vals = slices.Compact(vals)
-		var edges []float64
 		nb := bins - 1
-		if len(vals) <= nb {
+		distinct := 0
+		for i, v := range vals {
+			if i == 0 || v != vals[i-1] {
+				distinct++
+				if distinct > nb {
+					break
+				}
+			}
+		}
+		var edges []float64
+		if distinct <= nb {
 			if len(vals) > 0 {
-				edges = vals[:len(vals)-1]
+				u := slices.Compact(slices.Clone(vals))
+				edges = u[:len(u)-1]
 			}
 		} else {
 			// Quantiles of the distinct values would ignore frequency;
 			// take quantiles of the data instead.
-			all := make([]float64, 0, x.Rows)
-			for i := 0; i < x.Rows; i++ {
-				if v := x.Data[i*x.Cols+c]; v == v {
-					all = append(all, v)
-				}
-			}
-			slices.Sort(all)
 			for k := 1; k < nb; k++ {
-				e := all[k*len(all)/nb]
+				e := vals[k*len(vals)/nb]
 				if len(edges) == 0 || e > edges[len(edges)-1] {
 					edges = append(edges, e)
 				}
 			}
 			// The largest value needs no edge.
-			if len(edges) > 0 && edges[len(edges)-1] == all[len(all)-1] {
+			if len(edges) > 0 && edges[len(edges)-1] == vals[len(vals)-1] {
 				edges = edges[:len(edges)-1]
 			}
 		}
-		edges = slices.Clone(edges)
+		edges = slices.Clip(edges)
 		for i := 0; i < x.Rows; i++ {
 			v := x.Data[i*x.Cols+c]
 			if v != v {
@@ -309,11 +325,15 @@ type leafSample struct{ y, w float64 }
 func growTree(b *binned, y, w []float64, p ForestParams, t int) tree {
 	g := &grower{b: b, y: y, p: p, rng: rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))}
 	n := b.rows
+	draws := n
+	if p.MaxSamples > 0 && p.MaxSamples < n {
+		draws = p.MaxSamples
+	}
 	cnt := make([]int32, n)
-	for k := 0; k < n; k++ {
+	for k := 0; k < draws; k++ {
 		cnt[g.rng.IntN(n)]++
 	}
-	g.s = make([]sample, 0, n*2/3)
+	g.s = make([]sample, 0, min(n, draws)*2/3+1)
 	for i := 0; i < n; i++ {
 		wi := 1.0
 		if w != nil {

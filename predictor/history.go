@@ -146,7 +146,6 @@ type History struct {
 	partition map[string]*groupAcc
 	limit     map[float64]*groupAcc
 	all       groupAcc
-	families  map[string]string // job name → Family(name) cache
 }
 
 // NewHistory returns an empty history.
@@ -156,25 +155,15 @@ func NewHistory() *History {
 		user:      map[string]*groupAcc{},
 		partition: map[string]*groupAcc{},
 		limit:     map[float64]*groupAcc{},
-		families:  map[string]string{},
 	}
-}
-
-// family returns Family(name), cached.
-func (h *History) family(name string) string {
-	f, ok := h.families[name]
-	if !ok {
-		f = Family(name)
-		if len(h.families) < 1<<20 {
-			h.families[name] = f
-		}
-	}
-	return f
 }
 
 // Add records that j finished at end (Unix seconds) after j.RunTime
 // seconds. Run times below 1 s count as 1 s.
-func (h *History) Add(j *job.Job, end float64) {
+func (h *History) Add(j *job.Job, end float64) { h.add(j, Family(j.Name), end) }
+
+// add is Add with j's family already computed (fam == Family(j.Name)).
+func (h *History) add(j *job.Job, fam string, end float64) {
 	lr := logRun(j.RunTime)
 	failed := Failed(j.State)
 	get := func(m map[string]*groupAcc, k string) *groupAcc {
@@ -185,7 +174,7 @@ func (h *History) Add(j *job.Job, end float64) {
 		}
 		return g
 	}
-	gk := groupKey{j.User, h.family(j.Name)}
+	gk := groupKey{j.User, fam}
 	g := h.group[gk]
 	if g == nil {
 		g = &groupAcc{}
@@ -206,8 +195,10 @@ func (h *History) Add(j *job.Job, end float64) {
 }
 
 // Group returns the statistics of j's (user, family) group.
-func (h *History) Group(j *job.Job) GroupStats {
-	return h.group[groupKey{j.User, h.family(j.Name)}].stats()
+func (h *History) Group(j *job.Job) GroupStats { return h.groupStats(j.User, Family(j.Name)) }
+
+func (h *History) groupStats(user, fam string) GroupStats {
+	return h.group[groupKey{user, fam}].stats()
 }
 
 // User returns the statistics of j's user.

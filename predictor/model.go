@@ -69,32 +69,60 @@ func Train(jobs []job.Job, cfg TrainConfig) (*Model, error) {
 // TrainRows trains a model on rows with log run time targets y; failed[i]
 // says whether row i ended in a failure state (nil: none did).
 func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model, error) {
-	if len(rows) == 0 {
+	if len(y) != len(rows) || failed != nil && len(failed) != len(rows) {
+		return nil, fmt.Errorf("train: %d rows, %d targets, %d failure flags", len(rows), len(y), len(failed))
+	}
+	tr := make([]trainRow, len(rows))
+	for i := range rows {
+		tr[i] = compact(&rows[i])
+		tr[i].y = y[i]
+		tr[i].failed = failed != nil && failed[i]
+	}
+	return trainCompact(tr, cfg)
+}
+
+// trainRow is what training keeps of a Row: its features, its Offset, and
+// (once the job has finished) its log run time and failure flag.
+type trainRow struct {
+	cat    [NumCat]string
+	num    []float64
+	offset float64
+	y      float64
+	failed bool
+}
+
+func compact(r *Row) trainRow {
+	return trainRow{cat: r.Cat, num: r.Num, offset: Offset(r)}
+}
+
+// trainCompact trains a model on tr (targets and failure flags set).
+func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
+	if len(tr) == 0 {
 		return nil, fmt.Errorf("train: %w", ErrNoFinished)
 	}
 	if !(cfg.FailWeight >= 0) || math.IsInf(cfg.FailWeight, 0) {
 		return nil, fmt.Errorf("train: fail weight %g is not a finite number ≥ 0", cfg.FailWeight)
 	}
-	if cfg.Residual {
-		ry := make([]float64, len(y))
-		for i := range y {
-			ry[i] = y[i] - Offset(&rows[i])
+	y := make([]float64, len(tr))
+	for i := range tr {
+		y[i] = tr[i].y
+		if cfg.Residual {
+			y[i] -= tr[i].offset
 		}
-		y = ry
 	}
-	enc := FitEncoder(rows, y)
+	enc := fitEncoder(len(tr), func(i int) *[NumCat]string { return &tr[i].cat }, y)
 	nf := NumCat + NumNum
-	x := &Matrix{Rows: len(rows), Cols: nf, Data: make([]float64, 0, len(rows)*nf)}
-	for i := range rows {
-		x.Data = enc.Encode(x.Data, &rows[i])
+	x := &Matrix{Rows: len(tr), Cols: nf, Data: make([]float64, 0, len(tr)*nf)}
+	for i := range tr {
+		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num)
 	}
 	var w []float64
-	if failed != nil && cfg.FailWeight != 1 {
-		w = make([]float64, len(rows))
+	if cfg.FailWeight != 1 {
+		w = make([]float64, len(tr))
 		someOK := false
 		for i := range w {
 			w[i] = 1
-			if failed[i] {
+			if tr[i].failed {
 				w[i] = cfg.FailWeight
 			} else {
 				someOK = true
@@ -109,7 +137,7 @@ func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model,
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	return &Model{Encoder: enc, Forest: f, Config: cfg, TrainRows: len(rows)}, nil
+	return &Model{Encoder: enc, Forest: f, Config: cfg, TrainRows: len(tr)}, nil
 }
 
 // Predict returns the predicted run time of the job with features r, in

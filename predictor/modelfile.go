@@ -57,6 +57,7 @@ type fileSettings struct {
 	MaxDepth       int     `json:"max_depth"`
 	MinSamplesLeaf int     `json:"min_samples_leaf"`
 	MaxFeatures    int     `json:"max_features"`
+	MaxSamples     int     `json:"max_samples,omitempty"`
 	Bins           int     `json:"bins"`
 	Leaf           string  `json:"leaf"`
 	Seed           uint64  `json:"seed"`
@@ -80,7 +81,7 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 		SchemaVersion: SchemaVersion, Features: FeatureNames(), Vocab: vocab,
 		Quantile: m.Forest.Quantile, Trees: len(m.Forest.Trees), TrainRows: m.TrainRows,
 		Config: fileSettings{MaxDepth: p.MaxDepth, MinSamplesLeaf: p.MinSamplesLeaf, MaxFeatures: p.MaxFeatures,
-			Bins: p.Bins, Leaf: p.Leaf.String(), Seed: p.Seed, FailWeight: m.Config.FailWeight, Residual: m.Config.Residual},
+			MaxSamples: p.MaxSamples, Bins: p.Bins, Leaf: p.Leaf.String(), Seed: p.Seed, FailWeight: m.Config.FailWeight, Residual: m.Config.Residual},
 	})
 	if err != nil {
 		return 0, fmt.Errorf("model file: %w", err)
@@ -220,7 +221,7 @@ func DecodeModel(data []byte) (*Model, error) {
 		leaf = LeafMean
 	}
 	cfg := TrainConfig{FailWeight: h.Config.FailWeight, Residual: h.Config.Residual, Forest: ForestParams{Trees: h.Trees, MaxDepth: h.Config.MaxDepth,
-		MinSamplesLeaf: h.Config.MinSamplesLeaf, MaxFeatures: h.Config.MaxFeatures, Bins: h.Config.Bins, Leaf: leaf,
+		MinSamplesLeaf: h.Config.MinSamplesLeaf, MaxFeatures: h.Config.MaxFeatures, MaxSamples: h.Config.MaxSamples, Bins: h.Config.Bins, Leaf: leaf,
 		Quantile: h.Quantile, Seed: h.Config.Seed}}
 	return &Model{Encoder: enc, Forest: e, Config: cfg, TrainRows: h.TrainRows}, nil
 }

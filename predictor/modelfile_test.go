@@ -15,7 +15,7 @@ import (
 func smallModel(t testing.TB) *Model {
 	t.Helper()
 	cfg := DefaultTrainConfig()
-	cfg.Forest.Trees, cfg.Forest.MinSamplesLeaf = 8, 5
+	cfg.Forest.Trees, cfg.Forest.MinSamplesLeaf, cfg.Forest.MaxSamples = 8, 5, 300
 	m, err := Train(recurring(400, 2), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,14 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/asrpt/asrpt/job"
 )
 
 // Config sets the predictors that ByName builds.
 type Config struct {
-	// Train is how the forest is trained.
+	// Train is how the forest is trained (default OnlineTrainConfig).
 	Train TrainConfig
 	// RetrainEvery is the simulated time, in seconds, between two
 	// trainings of the online forest (default one day). Time is measured
@@ -19,13 +20,23 @@ type Config struct {
 	// the first training (default 200).
 	MinTrainJobs int
 	// MaxTrainRows caps the training set at the most recent finished jobs
-	// (default 200,000).
+	// (default 50,000).
 	MaxTrainRows int
 }
 
 // DefaultConfig returns the defaults described in Config.
 func DefaultConfig() Config {
-	return Config{Train: DefaultTrainConfig(), RetrainEvery: 86400, MinTrainJobs: 200, MaxTrainRows: 200000}
+	return Config{Train: OnlineTrainConfig(), RetrainEvery: 86400, MinTrainJobs: 200, MaxTrainRows: 50000}
+}
+
+// OnlineTrainConfig is DefaultTrainConfig made cheap enough to retrain
+// often inside a replay: 24 trees, each grown on a bootstrap sample of at
+// most 10,000 rows. On the generated workload its online error is within
+// 0.1% of the 100-tree, all-rows forest's (README.md, "Online use").
+func OnlineTrainConfig() TrainConfig {
+	c := DefaultTrainConfig()
+	c.Forest.Trees, c.Forest.MaxSamples = 24, 10000
+	return c
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -58,6 +69,7 @@ func (c Config) withDefaults() (Config, error) {
 
 type observed struct {
 	j   job.Job
+	fam string // Family(j.Name)
 	end float64
 }
 
@@ -77,14 +89,28 @@ type observed struct {
 type Forest struct {
 	cfg       Config
 	hist      *History
-	pending   []observed     // finished jobs not yet in hist
-	rows      map[string]Row // features of predicted jobs, by id
-	trRows    []Row
-	trY       []float64
-	trFailed  []bool
+	pending   []observed          // finished jobs not yet in hist
+	rows      map[string]trainRow // features of predicted, unfinished jobs, by id
+	// train holds the training rows of the last MaxTrainRows finished
+	// predicted jobs, a ring whose next slot is trNext once full.
+	train     []trainRow
+	trNext    int
+	trNew     int // rows added since the last training
 	model     *Model
 	lastTrain float64
-	trainings int
+	stats     OnlineStats
+}
+
+// OnlineStats counts the work of an online Forest. TrainSeconds is wall
+// time measured with the process clock: it is reported, never used in a
+// decision, so predictions stay deterministic.
+type OnlineStats struct {
+	// Trainings is the number of trainings so far.
+	Trainings int
+	// TrainRows is the number of rows summed over all trainings.
+	TrainRows int
+	// TrainSeconds is the wall time spent training, seconds.
+	TrainSeconds float64
 }
 
 var _ Predictor = (*Forest)(nil)
@@ -95,14 +121,17 @@ func NewForest(cfg Config) (*Forest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Forest{cfg: c, hist: NewHistory(), rows: map[string]Row{}, lastTrain: math.Inf(-1)}, nil
+	return &Forest{cfg: c, hist: NewHistory(), rows: map[string]trainRow{}, lastTrain: math.Inf(-1)}, nil
 }
 
 // Name implements Predictor.
 func (*Forest) Name() string { return "forest" }
 
 // Trainings returns how many times the forest has been trained.
-func (f *Forest) Trainings() int { return f.trainings }
+func (f *Forest) Trainings() int { return f.stats.Trainings }
+
+// Stats returns the work done so far.
+func (f *Forest) Stats() OnlineStats { return f.stats }
 
 // flush moves the pending jobs that finished strictly before t into the
 // history, in the order they were observed.
@@ -110,7 +139,7 @@ func (f *Forest) flush(t float64) {
 	k := 0
 	for _, o := range f.pending {
 		if o.end < t {
-			f.hist.Add(&o.j, o.end)
+			f.hist.add(&o.j, o.fam, o.end)
 		} else {
 			f.pending[k] = o
 			k++
@@ -123,9 +152,9 @@ func (f *Forest) flush(t float64) {
 // Predict implements Predictor.
 func (f *Forest) Predict(j *job.Job) Estimate {
 	f.flush(j.Submit)
-	r := Extract(j, f.hist)
+	r := extract(j, Family(j.Name), f.hist)
 	if j.ID != "" {
-		f.rows[j.ID] = r
+		f.rows[j.ID] = compact(&r)
 	}
 	return capLimit(f.estimate(j, &r), j)
 }
@@ -164,39 +193,51 @@ func capLimit(e Estimate, j *job.Job) Estimate {
 }
 
 // Observe implements Predictor. A job that is not Finished (run time 0)
-// is ignored.
+// adds nothing to the history.
 func (f *Forest) Observe(j *job.Job, end float64) {
+	r, predicted := f.rows[j.ID]
+	predicted = predicted && j.ID != ""
+	if predicted {
+		delete(f.rows, j.ID)
+	}
 	if !Finished(j) {
 		return
 	}
 	f.flush(end)
-	f.pending = append(f.pending, observed{*j, end})
-	if r, ok := f.rows[j.ID]; ok && j.ID != "" {
-		delete(f.rows, j.ID)
-		f.trRows = append(f.trRows, r)
-		f.trY = append(f.trY, logRun(j.RunTime))
-		f.trFailed = append(f.trFailed, Failed(j.State))
-		if n := len(f.trRows); n > 2*f.cfg.MaxTrainRows {
-			cut := n - f.cfg.MaxTrainRows
-			f.trRows = append([]Row(nil), f.trRows[cut:]...)
-			f.trY = append([]float64(nil), f.trY[cut:]...)
-			f.trFailed = append([]bool(nil), f.trFailed[cut:]...)
-		}
+	fam := r.cat[CatFamily]
+	if !predicted {
+		fam = Family(j.Name)
 	}
-	if end-f.lastTrain >= f.cfg.RetrainEvery && len(f.trRows) >= f.cfg.MinTrainJobs {
+	f.pending = append(f.pending, observed{*j, fam, end})
+	if predicted {
+		r.y, r.failed = logRun(j.RunTime), Failed(j.State)
+		if len(f.train) < f.cfg.MaxTrainRows {
+			f.train = append(f.train, r)
+		} else {
+			f.train[f.trNext] = r
+			f.trNext = (f.trNext + 1) % len(f.train)
+		}
+		f.trNew++
+	}
+	if end-f.lastTrain >= f.cfg.RetrainEvery && len(f.train) >= f.cfg.MinTrainJobs && f.trNew > 0 {
 		f.retrain()
 		f.lastTrain = end
 	}
 }
 
+// retrain trains on the ring of training rows (in ring order: the order
+// only seeds the bootstrap, and it is the same for the same calls).
 func (f *Forest) retrain() {
-	lo := max(0, len(f.trRows)-f.cfg.MaxTrainRows)
-	m, err := TrainRows(f.trRows[lo:], f.trY[lo:], f.trFailed[lo:], f.cfg.Train)
+	start := time.Now()
+	m, err := trainCompact(f.train, f.cfg.Train)
+	f.stats.TrainSeconds += time.Since(start).Seconds()
 	if err != nil {
 		// Only invalid settings fail, and NewForest checked them; keep
 		// the previous model.
 		return
 	}
 	f.model = m
-	f.trainings++
+	f.stats.Trainings++
+	f.stats.TrainRows += len(f.train)
+	f.trNew = 0
 }

@@ -122,16 +122,20 @@ func BuildRows(jobs []job.Job) []Row {
 		}
 	}
 	slices.SortStableFunc(ends, func(a, b int) int { return cmp.Compare(End(&jobs[a]), End(&jobs[b])) })
+	fams := make([]string, len(jobs))
+	for i := range jobs {
+		fams[i] = Family(jobs[i].Name)
+	}
 	h := NewHistory()
 	rows := make([]Row, len(jobs))
 	e := 0
 	for _, i := range order {
 		for e < len(ends) && End(&jobs[ends[e]]) < jobs[i].Submit {
 			k := ends[e]
-			h.Add(&jobs[k], End(&jobs[k]))
+			h.add(&jobs[k], fams[k], End(&jobs[k]))
 			e++
 		}
-		rows[i] = Extract(&jobs[i], h)
+		rows[i] = extract(&jobs[i], fams[i], h)
 	}
 	return rows
 }
