@@ -87,10 +87,10 @@ type observed struct {
 // partition's; then its time limit, then DefaultLimit (design §5,
 // unseen = fallback). A prediction never exceeds the job's time limit.
 type Forest struct {
-	cfg       Config
-	hist      *History
-	pending   []observed          // finished jobs not yet in hist
-	rows      map[string]trainRow // features of predicted, unfinished jobs, by id
+	cfg     Config
+	hist    *History
+	pending []observed          // finished jobs not yet in hist
+	rows    map[string]trainRow // features of predicted, unfinished jobs, by id
 	// train holds the training rows of the last MaxTrainRows finished
 	// predicted jobs, a ring whose next slot is trNext once full.
 	train     []trainRow
