@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/asrpt/asrpt/sidecar"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+func init() {
+	register("giveback", "hand every job asrpt manages back to Slurm's priority plugin (run with the sidecar stopped)", runGiveback)
+}
+
+func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("giveback", stderr)
+	path := fs.String("config", defaultConfigPath, "configuration file (TOML)")
+	inBand := fs.Bool("in-band", false, "also hand back pending jobs in scope whose priority lies in asrpt's bands (lost state file)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := sidecar.LoadConfig(*path)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	client, err := slurmclient.New(ctx, clientConfig(cfg))
+	if err != nil {
+		return err
+	}
+	rep, err := sidecar.GivebackFile(ctx, client, cfg.StateFile, cfg.Scope, *inBand, log)
+	fmt.Fprintf(stdout, "handed back %d jobs, skipped %d, failed %d\n", len(rep.Returned), rep.Skipped, len(rep.Failed))
+	if len(rep.NodesKept) > 0 {
+		fmt.Fprintf(stdout, "jobs keeping the node list asrpt set (clear with scontrol update jobid=N reqnodelist=): %s\n",
+			strings.Join(rep.NodesKept, ","))
+	}
+	return err
+}

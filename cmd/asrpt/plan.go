@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/asrpt/asrpt/sidecar"
+	"github.com/asrpt/asrpt/slurmclient"
+	"github.com/asrpt/asrpt/slurmconf"
+)
+
+func init() {
+	register("plan", "show what the sidecar would do now (a one-shot dry run against the live cluster)", runPlan)
+}
+
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("plan", stderr)
+	path := fs.String("config", defaultConfigPath, "configuration file (TOML)")
+	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := sidecar.LoadConfig(*path)
+	if err != nil {
+		return err
+	}
+	cfg.DryRun = true // never writes, never moves the state file aside
+	cfg.LogLevel = "warn"
+	log := newLogger(cfg, stderr)
+	cl, err := slurmconf.LoadCluster(cfg.Slurm.ConfDir)
+	if err != nil {
+		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
+	}
+	client, err := slurmclient.New(ctx, clientConfig(cfg))
+	if err != nil {
+		return err
+	}
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log})
+	if err != nil {
+		return err
+	}
+	rep, err := s.Plan(ctx, time.Now())
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep.Plan)
+	}
+	return writePlan(stdout, rep.Plan)
+}
+
+// writePlan prints the plan as a table in squeue's spirit.
+func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tGPUS\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tNODES")
+	for _, r := range rows {
+		pred := shortDuration(r.Predicted)
+		if !r.Known {
+			pred += "?"
+		}
+		virt := r.Stage
+		if r.Stage == "waiting" {
+			virt = shortDuration(r.VirtualRemaining)
+		}
+		prio := fmt.Sprint(r.PriorityNow)
+		if r.PriorityNew != r.PriorityNow {
+			prio += "->" + fmt.Sprint(r.PriorityNew)
+		}
+		nodes := strings.Join(r.Nodes, ",")
+		if nodes == "" {
+			nodes = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", r.JobID, r.User, r.Name, r.GPUs, pred, virt, r.Rank, prio, nodes)
+	}
+	return tw.Flush()
+}
+
+// shortDuration formats seconds as 45s, 12m30s, 3h05m or 2d04h.
+func shortDuration(s float64) string {
+	if math.IsNaN(s) || s < 0 {
+		return "-"
+	}
+	d := int64(math.Round(s))
+	switch {
+	case d < 60:
+		return fmt.Sprintf("%ds", d)
+	case d < 3600:
+		return fmt.Sprintf("%dm%02ds", d/60, d%60)
+	case d < 86400:
+		return fmt.Sprintf("%dh%02dm", d/3600, d%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", d/86400, d%86400/3600)
+}

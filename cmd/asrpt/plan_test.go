@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/asrpt/asrpt/sidecar"
+)
+
+var updatePlan = flag.Bool("update-plan", false, "rewrite testdata/plan.golden")
+
+func TestWritePlanGolden(t *testing.T) {
+	rows := []sidecar.PlanRow{
+		{JobID: "17", User: "ana", Name: "bert-ft", GPUs: 8, Predicted: 3725, Known: true, Stage: "dispatched", Rank: 1,
+			PriorityNow: 1000, PriorityNew: 1610612735, Nodes: []string{"gpu01", "gpu02"}},
+		{JobID: "18", User: "bo", Name: "resnet", GPUs: 1, Predicted: 45, Known: true, Stage: "released", Rank: 2,
+			PriorityNow: 1610547199, PriorityNew: 1610547199},
+		{JobID: "21", User: "cy", Name: "new-thing", GPUs: 2, Predicted: 200000, Stage: "waiting", VirtualRemaining: 612.4,
+			Rank: 3, PriorityNow: 1000, PriorityNew: 545259520},
+	}
+	var buf bytes.Buffer
+	if err := writePlan(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "plan.golden")
+	if *updatePlan {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("plan table:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+func TestSidecarCheck(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("[slurm]\nurl = \"ftp://x\"\n[sidecar]\nintervall = \"1s\"\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"sidecar", "--check", "--config", bad}, &out, &errOut); code != 1 {
+		t.Errorf("exit %d for a bad file", code)
+	}
+	for _, want := range []string{"bad.toml:2: slurm.url", "bad.toml:4: sidecar.intervall: unknown key", "slurm.conf_dir"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// A good file with its files present.
+	conf := filepath.Join(dir, "slurm")
+	os.MkdirAll(conf, 0o755)
+	os.WriteFile(filepath.Join(conf, "slurm.conf"), []byte("ClusterName=t\nGresTypes=gpu\nNodeName=n[1-2] Gres=gpu:4 CPUs=8\nPartitionName=gpu Nodes=n[1-2]\n"), 0o644)
+	os.WriteFile(filepath.Join(conf, "gres.conf"), []byte("NodeName=n[1-2] Name=gpu File=/dev/nvidia[0-3]\n"), 0o644)
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte("[slurm]\nurl = \"unix:///run/s.sock\"\nconf_dir = \""+conf+"\"\n[sidecar]\nstate_file = \""+filepath.Join(dir, "state.json")+"\"\n"), 0o644)
+	out.Reset()
+	if code := run([]string{"sidecar", "--check", "--config", good}, &out, &errOut); code != 0 {
+		t.Errorf("exit %d for a good file:\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "ok (2 nodes, 8 GPUs") {
+		t.Errorf("output %q", out.String())
+	}
+}

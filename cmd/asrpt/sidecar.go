@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/asrpt/asrpt/sidecar"
+	"github.com/asrpt/asrpt/slurmclient"
+	"github.com/asrpt/asrpt/slurmconf"
+)
+
+func init() {
+	register("sidecar", "run the scheduler sidecar beside slurmctld (--check validates the config)", runSidecar)
+}
+
+const defaultConfigPath = "/etc/asrpt/asrpt.toml"
+
+func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sidecar", stderr)
+	path := fs.String("config", defaultConfigPath, "configuration file (TOML)")
+	check := fs.Bool("check", false, "validate the configuration, the files it names and the Slurm configuration, then exit")
+	dry := fs.Bool("dry-run", false, "log the plan every cycle and write nothing (overrides sidecar.dry_run)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := sidecar.LoadConfig(*path)
+	if *check {
+		return checkConfig(cfg, err, *path, stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if *dry {
+		cfg.DryRun = true
+	}
+	log := newLogger(cfg, stderr)
+	cl, err := slurmconf.LoadCluster(cfg.Slurm.ConfDir)
+	if err != nil {
+		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
+	}
+	client, err := connectRetry(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log})
+	if err != nil {
+		return err
+	}
+	var srv *http.Server
+	if cfg.MetricsListen != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error().Err(err).Msg("metrics server stopped")
+			}
+		}()
+	}
+	log.Info().Str("config", *path).Str("policy", cfg.Policy).Str("slurm", cfg.Slurm.URL).Str("api", client.APIVersion()).
+		Int("nodes", len(cl.Nodes)).Int("gpus", cl.TotalGPUs()).Bool("dry_run", cfg.DryRun).
+		Str("metrics", cfg.MetricsListen).Msg("sidecar started")
+	err = s.Run(ctx)
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	return err
+}
+
+// checkConfig prints every problem of the configuration (parse error err,
+// then the files it names and the Slurm configuration) and fails if any.
+func checkConfig(cfg sidecar.Config, err error, path string, stdout io.Writer) error {
+	var ps sidecar.Problems
+	if err != nil && !errors.As(err, &ps) {
+		return err
+	}
+	n := len(ps)
+	for _, p := range ps {
+		fmt.Fprintln(stdout, p.Error())
+	}
+	confOK := true
+	for _, p := range cfg.CheckFiles(path) {
+		fmt.Fprintln(stdout, p.Error())
+		n++
+		confOK = confOK && p.Key != "slurm.conf_dir"
+	}
+	if !confOK {
+		// slurm.conf is missing: already reported.
+	} else if cl, lerr := slurmconf.LoadCluster(cfg.Slurm.ConfDir); lerr != nil {
+		fmt.Fprintf(stdout, "%s: slurm.conf_dir: %v\n", path, lerr)
+		n++
+	} else if n == 0 {
+		fmt.Fprintf(stdout, "%s: ok (%d nodes, %d GPUs in %s)\n", path, len(cl.Nodes), cl.TotalGPUs(), cfg.Slurm.ConfDir)
+	}
+	if n > 0 {
+		return fmt.Errorf("%s: %d problems", path, n)
+	}
+	return nil
+}
+
+// newLogger returns the configured zerolog logger writing to w: JSON, or
+// the console writer when asked or when w is a terminal.
+func newLogger(cfg sidecar.Config, w io.Writer) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	console := cfg.LogFormat == "console"
+	if cfg.LogFormat == "auto" {
+		if f, ok := w.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				console = true
+			}
+		}
+	}
+	if console {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+func clientConfig(cfg sidecar.Config) slurmclient.Config {
+	return slurmclient.Config{URL: cfg.Slurm.URL, TokenFile: cfg.Slurm.TokenFile, User: cfg.Slurm.User,
+		CAFile: cfg.Slurm.CAFile, API: cfg.Slurm.API, Timeout: cfg.Slurm.Timeout}
+}
+
+// connectRetry connects to slurmrestd, retrying with a backoff up to the
+// cycle interval while it is unreachable (slurmrestd may start after the
+// sidecar); the first failure is logged, later ones only counted.
+func connectRetry(ctx context.Context, cfg sidecar.Config, log zerolog.Logger) (slurmclient.Client, error) {
+	delay, failures := time.Second, 0
+	for {
+		c, err := slurmclient.New(ctx, clientConfig(cfg))
+		if err == nil {
+			if failures > 0 {
+				log.Info().Int("attempts", failures+1).Msg("connected to slurmrestd")
+			}
+			return c, nil
+		}
+		if errors.Is(err, slurmclient.ErrInvalid) {
+			return nil, err // a configuration problem: retrying will not help
+		}
+		if failures == 0 {
+			log.Warn().Err(err).Str("reason", sidecar.Reason(err)).Msg("cannot reach slurmrestd; retrying")
+		}
+		failures++
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connecting to slurmrestd: %w", err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, cfg.Interval)
+	}
+}
