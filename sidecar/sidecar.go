@@ -302,7 +302,7 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 		s.closeIncidents()
 		return s.fail(rep, start, "write", err)
 	}
-	if dry || len(rep.Plan) > 0 {
+	if dry {
 		rep.Plan = s.plan(ranked, want)
 	}
 	if !dry && s.dirty && s.cfg.StateFile != "" {

@@ -365,8 +365,6 @@ func TestRunOnce(t *testing.T) {
 		{
 			name: "dispatched job gets its nodes and the top band",
 			setup: func(h *harness) {
-				// node0001 has 2 GPUs free, the others 4.
-				h.fake.Edit("x", nil)
 				j := pend("1", "short", 4, t0)
 				j.GPUs = slurmclient.GPURequest{PerNode: 4, Total: 8}
 				h.fake.Submit(j)
@@ -481,9 +479,6 @@ func TestRunOnce(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, 4, 4, c.busy, c.mod)
-			if !c.busy {
-				h.fake.Edit("", nil)
-			}
 			c.setup(h)
 			c.check(t, h)
 		})
@@ -642,5 +637,65 @@ func TestGiveback(t *testing.T) {
 	rep, err = h3.s.Giveback(context.Background())
 	if err == nil || rep.Failed["1"] == nil || h3.fake.Calls("UpdateJob") != 1+1+releaseAttempts {
 		t.Errorf("failing release: err %v, report %+v, %d updates", err, rep, h3.fake.Calls("UpdateJob"))
+	}
+}
+
+// TestDispatchGrace: a job whose turn has come but that Slurm does not
+// start on its nodes is placed again elsewhere after the grace period, and
+// keeps the top of the order.
+func TestDispatchGrace(t *testing.T) {
+	h := newHarness(t, 3, 4, false, func(c *Config) { c.DispatchGrace = time.Minute })
+	h.fake.Submit(pend("1", "short", 4, t0))
+	h.cycle(t0)
+	j, _ := h.fake.Job("1")
+	if len(j.RequiredNodes) != 1 || !HighBand.Contains(j.Priority) {
+		t.Fatalf("nodes %v priority %d", j.RequiredNodes, j.Priority)
+	}
+	first := j.RequiredNodes[0]
+	h.fake.ResetWrites()
+	h.cycle(t0.Add(30 * time.Second)) // within the grace: nothing changes
+	if len(h.fake.Writes()) != 0 {
+		t.Fatalf("writes within the grace: %v", h.fake.Writes())
+	}
+	h.cycle(t0.Add(2 * time.Minute))
+	j, _ = h.fake.Job("1")
+	if len(j.RequiredNodes) != 1 || j.RequiredNodes[0] == first {
+		t.Errorf("after the grace: nodes %v, want one node other than %s", j.RequiredNodes, first)
+	}
+	if got := testutil.ToFloat64(h.s.m.replaced); got != 1 {
+		t.Errorf("replacements %v", got)
+	}
+}
+
+// TestStartedBeforeItsTurn: Slurm starts a job the policy still holds as
+// waiting; the job gets no more writes, and when the policy's turn for it
+// comes it is dropped without taking GPUs from the others.
+func TestStartedBeforeItsTurn(t *testing.T) {
+	h := newHarness(t, 1, 4, true, nil)
+	h.fake.Submit(pend("1", "mid", 2, t0))
+	h.fake.Submit(pend("2", "mid", 2, t0.Add(time.Second)))
+	h.cycle(t0)
+	// Slurm's backfill starts job 2 on its own; job 1 is still waiting.
+	h.fake.Edit("2", func(j *slurmclient.Job) { j.State = "RUNNING" })
+	h.fake.ResetWrites()
+	h.cycle(t0.Add(time.Minute))
+	if writesTo(h.fake.Writes(), "2") != 0 {
+		t.Errorf("wrote to a running job: %v", h.fake.Writes())
+	}
+	// Both are released; two GPUs free up. The policy starts job 1, then
+	// reaches job 2's ghost, which must not keep the GPUs: with 4 free,
+	// job 1 is dispatched and the ghost dropped.
+	h.fake.EditNode("node0001", func(n *slurmclient.Node) { n.GPUsUsed, n.State = 0, "IDLE" })
+	rep := h.cycle(t0.Add(time.Hour))
+	if rep.Dispatched != 1 {
+		t.Errorf("dispatched %d, want job 1 only", rep.Dispatched)
+	}
+	if e := h.s.entries["2"]; e == nil || e.task != nil {
+		t.Errorf("job 2 still in the policy after its turn: %+v", e)
+	}
+	h.fake.Finish("2", 0, 0)
+	h.cycle(t0.Add(2 * time.Hour))
+	if _, ok := h.s.entries["2"]; ok {
+		t.Errorf("job 2 still tracked after it finished: %+v", h.s.entries["2"])
 	}
 }

@@ -139,6 +139,18 @@ func (f *Fake) Edit(id string, fn func(j *slurmclient.Job)) bool {
 	return ok
 }
 
+// EditNode changes node name in place with fn; it reports whether the node
+// exists.
+func (f *Fake) EditNode(name string, fn func(n *slurmclient.Node)) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := f.node(name)
+	if i >= 0 {
+		fn(&f.nodes[i])
+	}
+	return i >= 0
+}
+
 // Start marks job id running on the given nodes, taking gpusPerNode GPUs
 // on each.
 func (f *Fake) Start(id string, nodes []string, gpusPerNode int) error {
