@@ -174,10 +174,22 @@ func (l *lab) scheduler(t *testing.T, name string) {
 	})
 }
 
-// forLabs runs f as a subtest for every lab version.
+// forLabs runs f as a subtest for every lab version, one lab at a time.
 func forLabs(t *testing.T, f func(t *testing.T, l *lab)) {
 	for _, v := range slurmlab.Versions {
 		t.Run(v, func(t *testing.T) { f(t, &lab{slurmlab.Require(t, v)}) })
+	}
+}
+
+// forLabsParallel is forLabs with the labs' subtests run at the same time,
+// for slow tests that touch nothing shared between labs.
+func forLabsParallel(t *testing.T, f func(t *testing.T, l *lab)) {
+	for _, v := range slurmlab.Versions {
+		t.Run(v, func(t *testing.T) {
+			l := &lab{slurmlab.Require(t, v)}
+			t.Parallel()
+			f(t, l)
+		})
 	}
 }
 
@@ -542,9 +554,10 @@ func restOf(c Client) *rest {
 // released with priorities 10, 30 and 20, so none can start before all
 // three are set; then the blocker is cancelled. Each job needs every GPU, so
 // they run one at a time, and at every poll no job may have started while a
-// job of higher priority is still pending.
+// job of higher priority is still pending. The labs run this at the same
+// time (each switches only its own slurmctld).
 func TestLivePriorityOrder(t *testing.T) {
-	forLabs(t, func(t *testing.T, l *lab) {
+	forLabsParallel(t, func(t *testing.T, l *lab) {
 		l.scheduler(t, "builtin")
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
