@@ -114,6 +114,43 @@ func TestFitDeterministicAcrossWorkers(t *testing.T) {
 	}
 }
 
+// TestFitMaxSamples checks that capped bootstrap samples still learn the
+// signal, give smaller trees, and stay independent of the worker count.
+func TestFitMaxSamples(t *testing.T) {
+	x, y := synth(20000, 8, 3)
+	xt, yt := synth(2000, 8, 4)
+	mae := func(e *Ensemble) float64 {
+		var s float64
+		for i := 0; i < xt.Rows; i++ {
+			s += math.Abs(e.Predict(xt.Row(i)) - yt[i])
+		}
+		return s / float64(xt.Rows)
+	}
+	full, err := Fit(x, y, nil, ForestParams{Trees: 10, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref *Ensemble
+	for _, w := range []int{1, 3} {
+		e, err := Fit(x, y, nil, ForestParams{Trees: 10, Seed: 1, MaxSamples: 2000, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = e
+		} else if e.Nodes() != ref.Nodes() || e.Predict(xt.Row(0)) != ref.Predict(xt.Row(0)) {
+			t.Fatalf("workers=%d: another forest", w)
+		}
+	}
+	if ref.Nodes() >= full.Nodes()/3 {
+		t.Errorf("2,000-sample trees have %d nodes, full ones %d: the cap did not bound them", ref.Nodes(), full.Nodes())
+	}
+	// The capped forest is worse, but not by much on this signal.
+	if m, f := mae(ref), mae(full); m > 1.5*f {
+		t.Errorf("MAE with 2,000 samples per tree %g, with all %g", m, f)
+	}
+}
+
 func TestFitRespectsLimits(t *testing.T) {
 	x, y := synth(2000, 6, 9)
 	e, err := Fit(x, y, nil, ForestParams{Trees: 5, MaxDepth: 3, MinSamplesLeaf: 50, Seed: 1})
@@ -185,6 +222,7 @@ func TestFitRejectsBadInput(t *testing.T) {
 		{"negative weight", x, y, []float64{-1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, ForestParams{}},
 		{"quantile 1", x, y, nil, ForestParams{Quantile: 1}},
 		{"bins 300", x, y, nil, ForestParams{Bins: 300}},
+		{"negative max samples", x, y, nil, ForestParams{MaxSamples: -1}},
 	} {
 		if _, err := Fit(tc.x, tc.y, tc.w, tc.p); err == nil {
 			t.Errorf("%s: no error", tc.name)

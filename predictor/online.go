@@ -77,10 +77,17 @@ type observed struct {
 // features from the jobs observed to have finished strictly before its
 // submit time and remembers them; Observe adds a finished job to the
 // history and, for a job it predicted, a training row. Every RetrainEvery
-// seconds of simulated time (by Observe's end) it retrains on the finished
-// jobs so far, synchronously, so that the same calls always give the same
-// answers. Before the first training it predicts the (user, family)
-// median.
+// seconds of simulated time (by Observe's end) it retrains, synchronously,
+// on the newest MaxTrainRows training rows, so that the same calls always
+// give the same answers. Before the first training it predicts the (user,
+// family) median.
+//
+// Costs: Predict is O(trees·depth) plus O(1) map lookups (the group
+// statistics are kept incrementally, over at most Window runs per group);
+// Observe is O(Window); memory is O(groups·Window + MaxTrainRows +
+// predicted unfinished jobs). A training costs about
+// Trees·min(MaxSamples, rows)·depth histogram updates plus binning the
+// window; Stats reports its wall time.
 //
 // A job with no finished run of its (user, family) group gets Known =
 // false and the nearest known group's median: the user's, then the

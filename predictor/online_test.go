@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -186,5 +187,105 @@ func TestEvaluate(t *testing.T) {
 	}
 	if _, err := Evaluate(jobs, EvalConfig{Split: 1.5}); err == nil {
 		t.Error("split 1.5 accepted")
+	}
+}
+
+func TestForestTrainingWindow(t *testing.T) {
+	jobs := recurring(1500, 5)
+	for _, tc := range []struct {
+		name    string
+		maxRows int
+	}{{"window smaller than history", 120}, {"window larger than history", 5000}} {
+		cfg := smallOnline()
+		cfg.MaxTrainRows = tc.maxRows
+		f, err := NewForest(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replay(f, jobs)
+		st := f.Stats()
+		if st.Trainings < 2 {
+			t.Fatalf("%s: %d trainings", tc.name, st.Trainings)
+		}
+		if len(f.train) > tc.maxRows {
+			t.Errorf("%s: %d training rows kept, cap %d", tc.name, len(f.train), tc.maxRows)
+		}
+		if st.TrainRows > st.Trainings*tc.maxRows || st.TrainRows < st.Trainings*cfg.MinTrainJobs {
+			t.Errorf("%s: %d rows over %d trainings, want %d..%d each", tc.name, st.TrainRows, st.Trainings, cfg.MinTrainJobs, tc.maxRows)
+		}
+		if !(st.TrainSeconds > 0) {
+			t.Errorf("%s: training time %g s", tc.name, st.TrainSeconds)
+		}
+		if len(f.rows) != 0 {
+			t.Errorf("%s: %d predicted jobs still held after all finished", tc.name, len(f.rows))
+		}
+	}
+	// The ring keeps the newest rows: with a window of 120 the last
+	// training's rows are the last 120 finished predicted jobs.
+	cfg := smallOnline()
+	cfg.MaxTrainRows = 120
+	f, _ := NewForest(cfg)
+	replay(f, jobs)
+	ends := make([]float64, 0, len(jobs))
+	for i := range jobs {
+		if Finished(&jobs[i]) {
+			ends = append(ends, End(&jobs[i]))
+		}
+	}
+	slices.Sort(ends)
+	var ys, want []float64
+	for _, r := range f.train {
+		ys = append(ys, r.y)
+	}
+	byEnd := slices.Clone(jobs)
+	slices.SortStableFunc(byEnd, func(a, b job.Job) int { return cmp.Compare(End(&a), End(&b)) })
+	for _, j := range byEnd[len(byEnd)-120:] {
+		want = append(want, logRun(j.RunTime))
+	}
+	slices.Sort(ys)
+	slices.Sort(want)
+	if !slices.Equal(ys, want) {
+		t.Error("the training window does not hold the last 120 finished jobs")
+	}
+}
+
+func TestForestForgetsUnfinished(t *testing.T) {
+	f, _ := NewForest(smallOnline())
+	j := &job.Job{ID: "1", User: "u", Name: "n", Submit: 10, State: "CANCELLED"} // run time 0: never ran
+	f.Predict(j)
+	f.Observe(j, 10)
+	if len(f.rows) != 0 || len(f.pending) != 0 || len(f.train) != 0 {
+		t.Errorf("a job that never ran is kept: %d rows, %d pending, %d training", len(f.rows), len(f.pending), len(f.train))
+	}
+	if e := f.Predict(&job.Job{ID: "2", User: "u", Name: "n", Submit: 20}); e.Known {
+		t.Error("a job that never ran became history")
+	}
+}
+
+// BenchmarkForestPredict measures one online Predict after a history of
+// n finished jobs with a trained model: its cost must not grow with n
+// (group statistics are kept incrementally, never recomputed).
+func BenchmarkForestPredict(b *testing.B) {
+	for _, n := range []int{2000, 20000} {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			jobs := recurring(n+1000, 8)
+			f, err := NewForest(DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			replay(f, jobs[:n])
+			if f.Trainings() == 0 {
+				b.Fatal("no model trained")
+			}
+			probe := jobs[n:]
+			last := probe[len(probe)-1].Submit
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				j := probe[i%len(probe)]
+				j.ID = "" // not remembered
+				j.Submit = last
+				f.Predict(&j)
+			}
+		})
 	}
 }
