@@ -3,6 +3,7 @@ package predictor_test
 import (
 	"flag"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -62,5 +63,70 @@ func BenchmarkReplayForest(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReplaySeeds replays A-SRPT with the online forest under forest
+// seeds 1..4 and reports the total JCT relative to A-SRPT with perfect
+// predictions (vs-oracle-%): the spread over seeds is the noise floor of
+// the comparisons in README.md. Workloads: the generated default (10,000
+// jobs, 32 nodes × 8 GPUs) at load 1.3, and the Helios excerpt on 64 nodes
+// × 8 GPUs when ../shared/traces is present. Run it alone:
+// go test -run '^$' -bench ReplaySeeds -benchtime 1x ./predictor
+func BenchmarkReplaySeeds(b *testing.B) {
+	type workload struct {
+		name  string
+		jobs  []job.Job
+		nodes int
+	}
+	cfg := trace.DefaultGenConfig()
+	cfg.Load = 1.3
+	gen, err := trace.Generate(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	wls := []workload{{"gen-load1.3", gen, 32}}
+	const helios = "../../shared/traces/helios-15k-excerpt/helios_data_training.csv"
+	if _, err := os.Stat(helios); err == nil {
+		f, _ := trace.ParseFormat("helios")
+		jobs, _, err := trace.ReadFileStats(helios, f, trace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wls = append(wls, workload{"helios", jobs, 64})
+	}
+	total := func(r *sim.Result) float64 {
+		var s float64
+		for _, j := range r.Jobs {
+			s += j.End - j.Submit
+		}
+		return s
+	}
+	for _, w := range wls {
+		c := cluster.Uniform(w.nodes, 8)
+		sc := sim.Config{Cluster: c, Policy: "asrpt", Params: policy.DefaultParams(), Predictor: predictor.Oracle{}}
+		r, err := sim.Run(w.jobs, sc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		oracle := total(r)
+		for seed := uint64(1); seed <= 4; seed++ {
+			b.Run(fmt.Sprintf("%s/seed=%d", w.name, seed), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					pc := predictor.DefaultConfig()
+					pc.Train.Forest.Seed = seed
+					p, err := predictor.NewForest(pc)
+					if err != nil {
+						b.Fatal(err)
+					}
+					sc.Predictor = p
+					r, err := sim.Run(w.jobs, sc)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(100*(total(r)/oracle-1), "vs-oracle-%")
+				}
+			})
+		}
 	}
 }
