@@ -70,7 +70,7 @@ func (l *las) account(now float64, t *Task) {
 	}
 	t.lastSeen = now
 	lvl := 0
-	for lvl < len(LASThresholds) && t.Attained >= LASThresholds[lvl]-1e-6 {
+	for lvl < len(LASThresholds) && t.untilThreshold(lvl) <= timeEpsilon {
 		lvl++
 	}
 	if lvl != t.level {
@@ -80,13 +80,21 @@ func (l *las) account(now float64, t *Task) {
 	}
 }
 
+// untilThreshold returns the running time in seconds t needs, from its
+// last accounting, to reach the threshold of level lvl. The tolerance on it
+// is in seconds (timeEpsilon), not GPU-seconds: a wide job could otherwise
+// sit a few nanoseconds short of its threshold, a step too small to move a
+// clock near 2e9 s, and the replay would never advance.
+func (t *Task) untilThreshold(lvl int) float64 {
+	return (LASThresholds[lvl] - t.Attained) / float64(t.GPUs)
+}
+
 func (l *las) NextEvent(now float64) float64 {
 	next := math.Inf(1)
 	for t := range l.running {
 		if t.level < len(LASThresholds) {
-			attained := t.Attained + float64(t.GPUs)*(now-t.lastSeen)
-			at := now + (LASThresholds[t.level]-attained)/float64(t.GPUs)
-			next = math.Min(next, math.Max(at, now))
+			at := t.lastSeen + t.untilThreshold(t.level)
+			next = math.Min(next, math.Max(at, now+timeEpsilon))
 		}
 	}
 	return next

@@ -7,6 +7,7 @@ package sim
 
 import (
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -165,17 +166,22 @@ func Run(jobs []job.Job, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return run(prepared, excluded, env, cfg)
+	return run(context.Background(), prepared, excluded, env, cfg)
 }
 
 // RunPrepared is Run on jobs already passed through Prepare with an Env of
 // the same cluster and params; it saves the preparation when one trace is
-// replayed through many policies.
-func RunPrepared(prepared []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
-	return run(prepared, excluded, env, cfg)
+// replayed through many policies. It stops with ctx's error when ctx is
+// done.
+func RunPrepared(ctx context.Context, prepared []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+	return run(ctx, prepared, excluded, env, cfg)
 }
 
-func run(jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+// maxStill bounds how many steps in a row may happen at one instant; more
+// means a policy keeps asking for an event that does not move time.
+const maxStill = 100000
+
+func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
 	for i := 1; i < len(jobs); i++ {
 		if jobs[i].Submit < jobs[i-1].Submit {
 			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs[i].ID)
@@ -207,9 +213,12 @@ func run(jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, er
 	nextSample := jobs[0].Submit
 
 	now := jobs[0].Submit
-	next, done, pending, seq := 0, 0, 0, 0
+	next, done, pending, seq, still := 0, 0, 0, 0, 0
 	progressEvery := max(n/200, 1)
 	for done < n {
+		if res.Events%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		at := math.Inf(1)
 		if next < n {
 			at = jobs[next].Submit
@@ -221,8 +230,13 @@ func run(jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, er
 		if math.IsInf(at, 1) {
 			return nil, fmt.Errorf("%w: %s at t=%.0f s, %d pending", ErrStalled, cfg.Policy, now, pending)
 		}
-		if at < now {
+		if at <= now {
 			at = now
+			if still++; still > maxStill {
+				return nil, fmt.Errorf("%w: %s keeps time at t=%.3f s, %d pending", ErrStalled, cfg.Policy, now, pending)
+			}
+		} else {
+			still = 0
 		}
 		now = at
 		res.Events++

@@ -180,7 +180,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			}
 			pred, _ := newPredictor(f.predictor, f.seed)
 			start := time.Now()
-			r, err := sim.RunPrepared(prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
+			r, err := sim.RunPrepared(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
 				Params: f.params, Predictor: pred, Progress: bar.update(i, name)})
 			if err != nil {
 				errs[i] = fmt.Errorf("policy %s: %w", name, err)
