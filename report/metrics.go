@@ -37,6 +37,10 @@ type Summary struct {
 	Fairness    float64 `json:"fairness_jain"`
 	Preemptions int     `json:"preemptions"`
 	Events      int     `json:"events"`
+	// Trainings and TrainSeconds count the online forest's trainings and the
+	// wall time they took (0 for other predictors).
+	Trainings    int     `json:"trainings,omitempty"`
+	TrainSeconds float64 `json:"train_s,omitempty"`
 	// WallSeconds and EventsPerSecond describe the replay's own cost.
 	WallSeconds     float64 `json:"wall_s"`
 	EventsPerSecond float64 `json:"events_per_s"`

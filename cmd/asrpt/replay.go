@@ -52,6 +52,7 @@ type replayFlags struct {
 	params            policy.Params
 	unseen            string
 	parallel          int
+	retrainEvery      float64
 	progress          string
 }
 
@@ -77,6 +78,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Float64Var(&f.params.Slack, "slack", f.params.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
 	fs.StringVar(&f.unseen, "unseen", f.params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
 	fs.IntVar(&f.params.Depth, "depth", f.params.Depth, "jobs examined per scheduling pass past the head (0: all)")
+	fs.Float64Var(&f.retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	if err := parseFlags(fs, args); err != nil {
@@ -141,7 +143,10 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
-	if _, err := newPredictor(f.predictor, f.seed); err != nil {
+	if !(f.retrainEvery > 0) {
+		return fmt.Errorf("%w: --retrain-every %v: want > 0 seconds", errUsage, f.retrainEvery)
+	}
+	if _, err := newPredictor(f.predictor, f.seed, f.retrainEvery); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	jobs, err := f.workload(c, stderr)
@@ -178,7 +183,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 				errs[i] = ctx.Err()
 				return
 			}
-			pred, _ := newPredictor(f.predictor, f.seed)
+			pred, _ := newPredictor(f.predictor, f.seed, f.retrainEvery)
 			start := time.Now()
 			r, err := sim.RunPrepared(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
 				Params: f.params, Predictor: pred, Progress: bar.update(i, name)})
@@ -189,6 +194,10 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			wall := time.Since(start).Seconds()
 			s := report.Summarize(r, lb.Total)
 			s.WallSeconds = wall
+			if fo, ok := pred.(*predictor.Forest); ok {
+				st := fo.Stats()
+				s.Trainings, s.TrainSeconds = st.Trainings, st.TrainSeconds
+			}
 			if wall > 0 {
 				s.EventsPerSecond = float64(r.Events) / wall
 			}
@@ -231,10 +240,12 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// newPredictor returns a fresh predictor by name, seeded.
-func newPredictor(name string, seed int64) (predictor.Predictor, error) {
+// newPredictor returns a fresh predictor by name, seeded; the online forest
+// retrains every retrainEvery simulated seconds.
+func newPredictor(name string, seed int64, retrainEvery float64) (predictor.Predictor, error) {
 	cfg := predictor.DefaultConfig()
 	cfg.Train.Forest.Seed = uint64(seed)
+	cfg.RetrainEvery = retrainEvery
 	return predictor.ByName(name, cfg)
 }
 
