@@ -156,6 +156,32 @@ func (a *asrpt) Arrive(now float64, t *Task) {
 	a.vm.Advance(now, a.release)
 }
 
+func (a *asrpt) Withdraw(now float64, t *Task) {
+	if t.running {
+		return
+	}
+	a.advance(now)
+	if t.released {
+		a.queue.Delete(t)
+	} else {
+		a.vm.Remove(t)
+	}
+}
+
+// Restore puts t back with remaining virtual work; a released job goes to
+// the end of the release queue (restore released jobs in release order).
+func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) {
+	a.advance(now)
+	if released {
+		t.virtual = a.size(t)
+		a.release(t, now)
+		return
+	}
+	a.vm.Add(t, math.Max(remaining, 0))
+	t.virtual = a.size(t)
+	a.vm.Advance(now, a.release)
+}
+
 func (a *asrpt) Finish(_ float64, t *Task) {
 	a.run.remove(t)
 	t.running = false

@@ -192,6 +192,14 @@ func (d *dispatcher) Finish(_ float64, t *Task) {
 
 func (d *dispatcher) NextEvent(float64) float64 { return math.Inf(1) }
 
+func (d *dispatcher) Withdraw(_ float64, t *Task) {
+	if !t.running {
+		d.queue.Delete(t)
+	}
+}
+
+func (d *dispatcher) Restore(now float64, t *Task, _ float64, _ bool) { d.Arrive(now, t) }
+
 func (d *dispatcher) Pending() []*Task {
 	out := make([]*Task, 0, d.queue.Len())
 	d.queue.Ascend(func(t *Task) bool { out = append(out, t); return true })

@@ -55,6 +55,14 @@ func (l *las) Arrive(now float64, t *Task) {
 	l.active.ReplaceOrInsert(t)
 }
 
+func (l *las) Withdraw(_ float64, t *Task) {
+	if !t.running {
+		l.active.Delete(t)
+	}
+}
+
+func (l *las) Restore(now float64, t *Task, _ float64, _ bool) { l.Arrive(now, t) }
+
 func (l *las) Finish(now float64, t *Task) {
 	l.account(now, t)
 	l.active.Delete(t)

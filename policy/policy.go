@@ -42,6 +42,15 @@ type Policy interface {
 	// Pending returns the waiting jobs in the order the policy would start
 	// them; the sidecar turns this order into Slurm priorities.
 	Pending() []*Task
+	// Withdraw removes a waiting job that will not be started through the
+	// policy (cancelled, held, taken out of scope, started by someone
+	// else). It is a no-op for a job the policy does not hold as waiting.
+	Withdraw(now float64, t *Task)
+	// Restore re-adds a waiting job after a restart, with the virtual work
+	// in seconds it had left and whether it had been released (A-SRPT);
+	// the other policies treat it as Arrive. Restore jobs in the order
+	// Pending returned them before the restart.
+	Restore(now float64, t *Task, remaining float64, released bool)
 }
 
 // Names lists the registered policy names in their display order.

@@ -179,5 +179,15 @@ func (t *Task) TrueRunTime(alpha float64) float64 {
 	return t.Iterations * alpha
 }
 
+// VirtualRemaining returns the job's virtual work left on A-SRPT's virtual
+// machine in seconds, as of the policy's last update; 0 once released or
+// for the other policies.
+func (t *Task) VirtualRemaining() float64 {
+	if t.released {
+		return 0
+	}
+	return t.remaining
+}
+
 // Pending reports whether the task waits to be started.
 func (t *Task) Pending() bool { return !t.running }
