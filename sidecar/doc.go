@@ -32,16 +32,16 @@
 // asrpt ever wrote to it cannot be told apart from a multifactor priority
 // and is managed.
 //
-// # Withdrawn jobs (ghosts) — a choice forced by the Policy interface
+// # Withdrawn jobs
 //
-// policy.Policy cannot drop a waiting job. A job that vanishes, is held,
-// leaves the scope, is taken over by an admin, or is started by Slurm
-// before its turn therefore stays in the policy as a ghost: it has no rank
-// and gets no writes, and when the policy starts it the sidecar finishes it
-// at once, returns its GPUs and schedules again. Until then it still takes
-// its share of the virtual machine (delaying the release of longer jobs by
-// at most its own virtual size). A held ghost that is released again
-// simply rejoins the queue where it was.
+// A waiting job that vanishes, is held, leaves the scope, is taken over by
+// an admin, or is started by Slurm before its turn is withdrawn from the
+// policy (Policy.Withdraw): it has no rank, gets no writes and no longer
+// takes a share of the virtual machine. One withdrawn while still pending
+// (held, out of scope) is parked with the virtual work it had left
+// (Task.VirtualRemaining) and, when it is eligible again, rejoins the
+// policy with that work (Policy.Restore; a released job rejoins at the end
+// of the release queue) rather than as a new arrival.
 //
 // # Dispatched jobs that Slurm does not start
 //
@@ -67,17 +67,10 @@
 // # State
 //
 // The state file (JSON, written atomically) keeps, per job, the prediction,
-// the remaining virtual work, the release rank, the dispatch and what asrpt
-// wrote. A restart re-enters the waiting jobs into a fresh policy with
-// their remaining work, so the order is unchanged. The remaining work is
-// read from a mirror of the virtual machine (mirror.go), because
-// policy.Task does not expose it. A corrupt file is reported, moved aside
-// and rebuilt from Slurm.
-//
-// # What the policy package should offer (requested)
-//
-//   - Withdraw(now float64, t *Task): drop a waiting task (replaces ghosts).
-//   - (*Task).VirtualRemaining() float64 and a way to arrive a task with a
-//     given remaining virtual work and release rank (replaces the mirror
-//     and the estimate substitution in restore).
+// the remaining virtual work (Task.VirtualRemaining), whether it was
+// released, its position in the policy's Pending order, the dispatch and
+// what asrpt wrote. A restart re-enters the waiting jobs into a fresh
+// policy through Policy.Restore in that order with their remaining work,
+// so the order is unchanged (TestRestartKeepsOrder). A corrupt file is
+// reported, moved aside and rebuilt from Slurm.
 package sidecar

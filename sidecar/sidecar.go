@@ -27,23 +27,18 @@ type phase uint8
 const (
 	// phQueued: waiting in the policy.
 	phQueued phase = iota
-	// phGhost: still in the policy's queue (the policy cannot drop a
-	// waiting job) but withdrawn: vanished, held, started by Slurm on its
-	// own, out of scope or taken over by an admin. It gets no rank and no
-	// writes; when the policy starts it, the sidecar finishes it at once
-	// and gives its GPUs back.
-	phGhost
 	// phDispatched: the policy started it (its turn has come); Slurm has
 	// not started it yet. It holds its placement's GPUs in the free model.
 	phDispatched
 	// phRunning: Slurm runs a job the policy started.
 	phRunning
-	// phIdle: tracked but not in the policy (held after leaving it,
-	// running after a restart, taken over by an admin).
+	// phIdle: tracked but not in the policy (withdrawn from it: held,
+	// out of scope, taken over by an admin, started by Slurm before its
+	// turn; or running after a restart).
 	phIdle
 )
 
-var phaseNames = [...]string{"queued", "ghost", "dispatched", "running", "idle"}
+var phaseNames = [...]string{"queued", "dispatched", "running", "idle"}
 
 func (p phase) String() string { return phaseNames[p] }
 
@@ -53,17 +48,18 @@ type entry struct {
 	job  job.Job
 	task *policy.Task // nil when the policy does not hold the job
 	ph   phase
-	why  string // why a ghost or idle job is left alone
-	gone bool   // no longer in Slurm; dropped once the policy lets go
+	why  string // why an idle job is left alone
 	seq  int
 	est  predictor.Estimate
 
-	// Virtual machine mirror (A-SRPT).
-	remaining  float64 // seconds of virtual work left
-	onVM       bool
-	released   bool
-	releasedAt float64
-	relRank    int
+	// released: the policy's virtual machine has released the job (A-SRPT;
+	// counted once in CycleReport.Released).
+	released bool
+	// parked: withdrawn from the policy while pending (held, out of scope);
+	// remaining is its virtual work left then, seconds, and it rejoins the
+	// policy with it (policy.Restore) when it becomes eligible again.
+	parked    bool
+	remaining float64
 
 	// Dispatch.
 	dseq     int
@@ -91,7 +87,6 @@ type Sidecar struct {
 	nodeIndex map[string]int
 	env       *policy.Env
 	pol       policy.Policy
-	vm        bool // the policy runs a virtual machine (asrpt, asrpt-paper)
 	pred      predictor.Predictor
 	slurm     Slurm
 	log       zerolog.Logger
@@ -100,7 +95,6 @@ type Sidecar struct {
 
 	entries  map[string]*entry
 	byTask   map[*policy.Task]*entry
-	mir      *mirror
 	nextSeq  int
 	nextDSeq int
 	clock    float64   // time of the last cycle, Unix seconds
@@ -157,12 +151,10 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 	s := &Sidecar{
 		cfg: cfg, cl: o.Cluster, env: env, pol: pol, pred: pred, slurm: o.Slurm, log: o.Log,
 		m: newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
-		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, mir: newMirror(),
+		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{},
 		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
 		clock: math.Inf(-1),
 	}
-	base, _ := policy.Split(cfg.Policy)
-	s.vm = base == "asrpt" || base == "asrpt-paper"
 	for i, n := range o.Cluster.Nodes {
 		s.nodeIndex[n.Name] = i
 	}
@@ -200,7 +192,6 @@ func (s *Sidecar) resetState() {
 	s.pol, _ = policy.New(s.cfg.Policy, s.env)
 	s.entries = map[string]*entry{}
 	s.byTask = map[*policy.Task]*entry{}
-	s.mir = newMirror()
 	s.nextSeq, s.nextDSeq = 0, 0
 	s.clock = math.Inf(-1)
 }
@@ -289,13 +280,12 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 		return s.fail(rep, start, "nodes", err)
 	}
 	s.clock = t
-	rel := s.mir.nrel
 	s.pollAccounting(ctx, now)
 	rep.Arrived = s.reconcile(t, jobs, &rep)
 	free := s.freeModel(nodes, jobs)
 	s.placeDispatched(t, free)
 	rep.Dispatched = s.schedule(t, free)
-	rep.Released = s.mir.nrel - rel
+	rep.Released = s.countReleases()
 	ranked := s.rank()
 	want := s.label(ranked)
 	if err := s.apply(ctx, ranked, want, dry, &rep); err != nil {
@@ -322,7 +312,7 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 	for k, v := range rep.Jobs {
 		s.m.jobs.WithLabelValues(k).Set(float64(v))
 	}
-	s.m.virtual.Set(float64(s.mir.len()))
+	s.m.virtual.Set(float64(s.virtualLen()))
 	return rep, nil
 }
 
@@ -460,7 +450,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				e.ph = phRunning
 				s.dirty = true
 			case phQueued:
-				s.ghost(e, "started by Slurm before its turn")
+				s.withdraw(t, e, "started by Slurm before its turn", false)
 			}
 			continue
 		}
@@ -474,12 +464,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		switch e.ph {
 		case phQueued:
 			if !ok {
-				s.ghost(e, why)
-			}
-		case phGhost:
-			if ok && !e.gone {
-				e.ph, e.why = phQueued, ""
-				s.dirty = true
+				s.withdraw(t, e, why, true)
 			}
 		case phDispatched:
 			if !ok {
@@ -509,7 +494,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 	})
 	n := 0
 	for _, e := range arrivals {
-		if s.arrive(t, e) {
+		if e.parked && s.rejoin(t, e) || !e.parked && s.arrive(t, e) {
 			n++
 		}
 	}
@@ -543,56 +528,53 @@ func toJob(sj *slurmclient.Job) job.Job {
 		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State}
 }
 
-// size is A-SRPT's virtual size of a job with est on gpus GPUs, seconds,
-// computed exactly as the policy computes it (design §4).
-func (s *Sidecar) size(gpus int, est predictor.Estimate) float64 {
-	d := est.Seconds
-	if !est.Known && s.env.Params.Unseen == policy.UnseenFirst {
-		d = 0
-	}
-	return float64(gpus) / float64(s.env.G) * d
-}
-
 // arrive predicts e and hands it to the policy.
 func (s *Sidecar) arrive(t float64, e *entry) bool {
 	e.job = toJob(e.sj)
 	e.est = s.pred.Predict(&e.job)
 	e.seq = s.nextSeq
 	s.nextSeq++
-	return s.enter(t, e, e.est)
+	e.released, e.parked, e.remaining = false, false, 0
+	return s.enter(t, e, func(task *policy.Task) { s.pol.Arrive(t, task) })
 }
 
-// enter creates e's task with e.est and makes it arrive at t so that its
-// virtual size is that of est (est differs from e.est only on restore).
-func (s *Sidecar) enter(t float64, e *entry, est predictor.Estimate) bool {
+// rejoin puts a parked job back into the policy with the virtual work it
+// had left when it was withdrawn (a released job rejoins the end of the
+// release queue).
+func (s *Sidecar) rejoin(t float64, e *entry) bool {
+	released, remaining := e.released, e.remaining
+	e.parked, e.remaining = false, 0
+	return s.enter(t, e, func(task *policy.Task) { s.pol.Restore(t, task, remaining, released) })
+}
+
+// enter creates e's task with e.est and hands it to the policy by add.
+func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
 	task, err := s.env.NewTask(&e.job, e.seq, e.est)
 	if err != nil {
 		e.ph, e.why = phIdle, err.Error()
 		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
 		return false
 	}
-	// The policy reads the estimate only on arrival to size the job on
-	// its virtual machine; a restore gives it the saved remaining work
-	// this way and then puts the real prediction back (it is what the
-	// reservations use).
-	task.Est = est
-	if s.vm {
-		s.mir.advance(t)
-	}
-	s.pol.Arrive(t, task)
-	task.Est = e.est
-	if s.vm {
-		s.mir.add(e, s.size(e.job.GPUs, est))
-		s.mir.advance(t)
-	}
-	e.task, e.ph, e.why, e.gone = task, phQueued, "", false
+	add(task)
+	e.task, e.ph, e.why = task, phQueued, ""
 	s.byTask[task] = e
 	s.dirty = true
 	return true
 }
 
-func (s *Sidecar) ghost(e *entry, why string) {
-	e.ph, e.why = phGhost, why
+// withdraw takes a waiting job out of the policy and keeps e as idle;
+// park keeps its virtual work left so that it can rejoin where it was.
+func (s *Sidecar) withdraw(t float64, e *entry, why string, park bool) {
+	if e.task != nil {
+		if park {
+			e.parked, e.remaining = true, e.task.VirtualRemaining()
+			e.released = !math.IsNaN(e.task.Released)
+		}
+		s.pol.Withdraw(t, e.task)
+		delete(s.byTask, e.task)
+		e.task = nil
+	}
+	e.ph, e.why = phIdle, why
 	s.dirty = true
 }
 
@@ -604,17 +586,40 @@ func (s *Sidecar) leavePolicy(t float64, e *entry, why string) {
 		delete(s.byTask, e.task)
 		e.task = nil
 	}
-	e.ph, e.why, e.placed = phIdle, why, false
+	e.ph, e.why, e.placed, e.parked = phIdle, why, false, false
 	s.dirty = true
+}
+
+// countReleases marks the jobs the virtual machine released since the
+// last call and returns how many.
+func (s *Sidecar) countReleases() int {
+	n := 0
+	for t, e := range s.byTask {
+		if !e.released && !math.IsNaN(t.Released) {
+			e.released = true
+			n++
+		}
+	}
+	return n
+}
+
+// virtualLen returns the number of waiting jobs not yet released.
+func (s *Sidecar) virtualLen() int {
+	n := 0
+	for t, e := range s.byTask {
+		if e.ph == phQueued && math.IsNaN(t.Released) {
+			n++
+		}
+	}
+	return n
 }
 
 // vanish handles a job Slurm no longer lists (finished or cancelled).
 func (s *Sidecar) vanish(t float64, e *entry) {
 	s.dirty = true
 	switch e.ph {
-	case phQueued, phGhost:
-		e.ph, e.why, e.gone = phGhost, "gone", true
-		return
+	case phQueued:
+		s.withdraw(t, e, "gone", false)
 	case phDispatched, phRunning:
 		s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
 		if e.task != nil {
@@ -755,50 +760,20 @@ func (s *Sidecar) dispatched() []*entry {
 	return ds
 }
 
-// maxSchedulePasses bounds the passes of one cycle; a pass is repeated only
-// when the policy started withdrawn jobs, whose GPUs go back to the pool.
-const maxSchedulePasses = 8
-
 // schedule runs the policy's scheduling pass and returns the number of
 // jobs whose turn came.
 func (s *Sidecar) schedule(t float64, free *placement.Free) int {
 	n := 0
-	for range maxSchedulePasses {
-		ds := s.pol.Schedule(t, free)
-		if s.vm {
-			s.mir.advance(t)
+	for _, d := range s.pol.Schedule(t, free) {
+		e := s.byTask[d.Task]
+		if e == nil || d.Preempt {
+			continue
 		}
-		again := false
-		for _, d := range ds {
-			e := s.byTask[d.Task]
-			if e == nil || d.Preempt {
-				continue
-			}
-			if math.IsNaN(d.Task.Released) {
-				s.mir.remove(e)
-			}
-			s.dirty = true
-			if e.ph == phGhost {
-				free.Give(&d.Task.Placement)
-				s.pol.Finish(t, d.Task)
-				delete(s.byTask, d.Task)
-				e.task = nil
-				if e.gone {
-					delete(s.entries, e.id)
-				} else {
-					e.ph = phIdle
-				}
-				again = true
-				continue
-			}
-			e.ph, e.dseq = phDispatched, s.nextDSeq
-			s.nextDSeq++
-			e.place, e.placed, e.placedAt = d.Task.Placement, true, t
-			n++
-		}
-		if !again {
-			break
-		}
+		s.dirty = true
+		e.ph, e.dseq = phDispatched, s.nextDSeq
+		s.nextDSeq++
+		e.place, e.placed, e.placedAt = d.Task.Placement, true, t
+		n++
 	}
 	return n
 }
@@ -1001,8 +976,8 @@ func (s *Sidecar) plan(ranked []*entry, want []uint32) []PlanRow {
 			r.Stage = "released"
 		default:
 			r.Stage = "waiting"
-			if s.vm {
-				r.VirtualRemaining = e.remaining
+			if e.task != nil {
+				r.VirtualRemaining = e.task.VirtualRemaining()
 			}
 		}
 		rows[i] = r

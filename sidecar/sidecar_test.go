@@ -511,7 +511,7 @@ func TestRestartKeepsOrder(t *testing.T) {
 	h.cycle(last) // the same time: writes the plan's values, saves
 	for _, e := range h.s.entries {
 		if e.task != nil && e.ph == phQueued && e.released == math.IsNaN(e.task.Released) {
-			t.Fatalf("job %s: mirror released=%v, policy Released=%v", e.id, e.released, e.task.Released)
+			t.Fatalf("job %s: counted released=%v, policy Released=%v", e.id, e.released, e.task.Released)
 		}
 	}
 	h.fake.ResetWrites()
@@ -668,8 +668,8 @@ func TestDispatchGrace(t *testing.T) {
 }
 
 // TestStartedBeforeItsTurn: Slurm starts a job the policy still holds as
-// waiting; the job gets no more writes, and when the policy's turn for it
-// comes it is dropped without taking GPUs from the others.
+// waiting; the job is withdrawn from the policy at once, gets no more
+// writes and takes no GPUs from the others.
 func TestStartedBeforeItsTurn(t *testing.T) {
 	h := newHarness(t, 1, 4, true, nil)
 	h.fake.Submit(pend("1", "mid", 2, t0))
@@ -682,9 +682,7 @@ func TestStartedBeforeItsTurn(t *testing.T) {
 	if writesTo(h.fake.Writes(), "2") != 0 {
 		t.Errorf("wrote to a running job: %v", h.fake.Writes())
 	}
-	// Both are released; two GPUs free up. The policy starts job 1, then
-	// reaches job 2's ghost, which must not keep the GPUs: with 4 free,
-	// job 1 is dispatched and the ghost dropped.
+	// Two GPUs free up: job 1 is dispatched; job 2, withdrawn, is not.
 	h.fake.EditNode("node0001", func(n *slurmclient.Node) { n.GPUsUsed, n.State = 0, "IDLE" })
 	rep := h.cycle(t0.Add(time.Hour))
 	if rep.Dispatched != 1 {
@@ -697,5 +695,65 @@ func TestStartedBeforeItsTurn(t *testing.T) {
 	h.cycle(t0.Add(2 * time.Hour))
 	if _, ok := h.s.entries["2"]; ok {
 		t.Errorf("job 2 still tracked after it finished: %+v", h.s.entries["2"])
+	}
+}
+
+// TestParkedJobRejoinsItsPlace: a waiting job that leaves the scope for a
+// while (held with its priority kept, here) is withdrawn from the policy
+// and, when eligible again, rejoins with the virtual work it had left (not
+// its full size, as a new arrival would), without a rewrite when its place
+// is unchanged.
+func TestParkedJobRejoinsItsPlace(t *testing.T) {
+	h := newHarness(t, 2, 4, true, nil)
+	// Virtual sizes on 8 GPUs: long 750 s, mid 150 s, day 10800 s, short 15 s.
+	for i, name := range []string{"long", "mid", "day", "short"} {
+		h.fake.Submit(pend(fmt.Sprint(i+1), name, 1+i%2, t0.Add(time.Duration(i)*time.Second)))
+	}
+	h.cycle(t0.Add(time.Minute))
+	at := t0.Add(2 * time.Minute) // short done after 15 s; mid has 105 s left
+	before, err := h.s.Plan(context.Background(), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := -1.0
+	for _, r := range before.Plan {
+		if r.JobID == "2" {
+			left = r.VirtualRemaining
+		}
+	}
+	if math.Abs(left-105) > 1e-6 {
+		t.Fatalf("job 2 has %v s of virtual work left, want 105: %+v", left, before.Plan)
+	}
+	h.cycle(at)
+	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held = true })
+	h.fake.ResetWrites()
+	rep := h.cycle(at)
+	if e := h.s.entries["2"]; e == nil || e.task != nil || !e.parked {
+		t.Fatalf("held job not parked: %+v", e)
+	}
+	if rep.Jobs["managed"] != 3 || writesTo(h.fake.Writes(), "2") != 0 {
+		t.Fatalf("managed %d, writes %v", rep.Jobs["managed"], h.fake.Writes())
+	}
+	// Released 8 minutes later: the others moved on, job 2 did not.
+	later := at.Add(8 * time.Minute)
+	h.cycle(later)
+	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held = false })
+	h.fake.ResetWrites()
+	h.cycle(later)
+	after, err := h.s.Plan(context.Background(), later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// short (released, the cluster is busy) stays first; job 2 with 105 s
+	// left goes before long (270 s left), as before the hold.
+	var order []string
+	for _, r := range after.Plan {
+		order = append(order, r.JobID)
+	}
+	if !slices.Equal(order, []string{"4", "2", "1", "3"}) || math.Abs(after.Plan[1].VirtualRemaining-105) > 1e-6 {
+		t.Errorf("after the hold: %+v, want 4 2 1 3 with 105 s left for job 2", after.Plan)
+	}
+	if ws := h.fake.Writes(); writesTo(ws, "2") != 0 {
+		t.Errorf("job 2 rewritten after it rejoined its place: %v", ws)
 	}
 }

@@ -14,11 +14,12 @@ import (
 
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 )
 
 // stateVersion is the version of the state file format.
-const stateVersion = 1
+const stateVersion = 2
 
 // savedState is the state file: what the sidecar needs to go on after a
 // restart without reordering the queue.
@@ -41,11 +42,15 @@ type savedJob struct {
 	Known bool    `json:"known"`
 	Phase string  `json:"phase"`
 	Why   string  `json:"why,omitempty"`
-	// Remaining is the virtual work left, seconds; Released and RelRank
-	// say whether and in which order the job was released.
+	// Remaining is the virtual work left, seconds (Task.VirtualRemaining);
+	// Released says whether the virtual machine had released the job;
+	// Order is its 0-based position in the policy's Pending order (queued
+	// jobs), the order in which a restart restores them. Parked marks an
+	// idle job withdrawn while pending that rejoins with Remaining.
 	Remaining float64 `json:"remaining_s"`
 	Released  bool    `json:"released"`
-	RelRank   int     `json:"release_rank"`
+	Order     int     `json:"order"`
+	Parked    bool    `json:"parked,omitempty"`
 	// Dispatch.
 	DSeq     int         `json:"dispatch_seq,omitempty"`
 	PlacedAt float64     `json:"placed_at,omitempty"`
@@ -138,15 +143,18 @@ func (s *Sidecar) snapshot() *savedState {
 	if math.IsInf(st.Clock, 0) {
 		st.Clock = 0
 	}
+	order := make(map[*policy.Task]int)
+	for i, t := range s.pol.Pending() {
+		order[t] = i
+	}
 	for _, e := range s.entries {
-		if e.gone {
-			continue
-		}
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Known: e.est.Known, Phase: e.ph.String(),
-			Why: e.why, Remaining: e.remaining, Released: e.released, RelRank: e.relRank,
+			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff}
-		if e.task != nil && !s.vm {
-			sj.Released = false
+		if e.ph == phQueued && e.task != nil {
+			sj.Remaining = e.task.VirtualRemaining()
+			sj.Released = !math.IsNaN(e.task.Released)
+			sj.Order = order[e.task]
 		}
 		if e.ph == phDispatched {
 			sj.DSeq, sj.PlacedAt = e.dseq, e.placedAt
@@ -163,11 +171,11 @@ func (s *Sidecar) snapshot() *savedState {
 }
 
 // restore rebuilds the sidecar from a saved state: the waiting jobs
-// re-enter a fresh policy at the saved clock with their saved remaining
-// virtual work (released ones first, in release order), so the policy's
-// order is the one it had when the state was saved. What cannot be
-// restored: release times (the saved clock stands for them), the policy's
-// view of running jobs (its reservations rebuild as jobs start).
+// re-enter a fresh policy at the saved clock through Policy.Restore, in
+// their saved Pending order with their saved virtual work left, so the
+// policy's order is the one it had when the state was saved. What cannot
+// be restored: release times (the saved clock stands for them), the
+// policy's view of running jobs (its reservations rebuild as jobs start).
 func (s *Sidecar) restore(st *savedState) error {
 	if st.Policy != s.cfg.Policy {
 		return fmt.Errorf("%w: saved by policy %q, configured %q", ErrCorruptState, st.Policy, s.cfg.Policy)
@@ -177,16 +185,17 @@ func (s *Sidecar) restore(st *savedState) error {
 		byPhase[n] = phase(p)
 	}
 	var inPolicy []*entry
+	order := map[*entry]int{}
 	for i := range st.Jobs {
 		sj := &st.Jobs[i]
 		ph, ok := byPhase[sj.Phase]
 		if !ok || sj.Job.ID == "" || s.entries[sj.Job.ID] != nil || sj.Seq < 0 || sj.Seq >= st.NextSeq ||
-			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) {
+			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) || sj.Order < 0 {
 			s.resetState()
 			return fmt.Errorf("%w: job %d (%q): bad record", ErrCorruptState, i, sj.Job.ID)
 		}
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Known: sj.Known},
-			ph: ph, why: sj.Why, remaining: sj.Remaining, released: sj.Released, relRank: sj.RelRank,
+			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff}
 		if len(sj.Place) > 0 {
@@ -204,42 +213,23 @@ func (s *Sidecar) restore(st *savedState) error {
 			}
 		}
 		s.entries[e.id] = e
-		if ph == phQueued || ph == phGhost {
+		if ph == phQueued {
 			inPolicy = append(inPolicy, e)
+			order[e] = sj.Order
 		}
 	}
 	s.nextSeq, s.nextDSeq = st.NextSeq, st.NextDSeq
 	s.clock = st.Clock
-	// Released jobs first, in release order, then the others; within
-	// each, the saved sequence.
 	slices.SortFunc(inPolicy, func(a, b *entry) int {
-		switch {
-		case a.released != b.released:
-			if a.released {
-				return -1
-			}
-			return 1
-		case a.released && a.relRank != b.relRank:
-			return a.relRank - b.relRank
+		if c := order[a] - order[b]; c != 0 {
+			return c
 		}
 		return a.seq - b.seq
 	})
 	for _, e := range inPolicy {
-		ph, why := e.ph, e.why
-		est := e.est
-		if s.vm {
-			// An estimate whose virtual size is the remaining work.
-			est = predictor.Estimate{Seconds: e.remaining * float64(s.env.G) / float64(max(e.job.GPUs, 1)), Known: true}
-			if e.released {
-				est.Seconds = 0
-			}
-		}
-		if !s.enter(st.Clock, e, est) {
-			continue
-		}
-		if ph == phGhost {
-			e.ph, e.why = phGhost, why
-		}
+		released, remaining := e.released, e.remaining
+		s.enter(st.Clock, e, func(t *policy.Task) { s.pol.Restore(st.Clock, t, remaining, released) })
+		e.remaining = 0
 	}
 	s.dirty = false
 	return nil
