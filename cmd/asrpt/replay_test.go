@@ -117,3 +117,29 @@ func TestReplayExcludesTooLarge(t *testing.T) {
 		t.Errorf("exclusion not reported: stdout %q stderr %q", stdout.String(), stderr.String())
 	}
 }
+
+// TestReplaySlurmConf takes the cluster from Slurm's own files: the lab's
+// configuration has 4 nodes of 4 GPUs.
+func TestReplaySlurmConf(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"replay", "--slurm-conf", "../../slurmconf/testdata/clusters/lab", "--jobs", "100",
+		"--policies", "asrpt", "--json", out}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		GPUs int `json:"gpus"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || rep.GPUs != 16 {
+		t.Errorf("gpus %d (%v), want 16 from slurm.conf", rep.GPUs, err)
+	}
+	code = run([]string{"replay", "--slurm-conf", t.TempDir(), "--jobs", "10"}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "slurm.conf") {
+		t.Errorf("missing slurm.conf: exit %d, stderr %q", code, stderr.String())
+	}
+}
