@@ -91,11 +91,29 @@ func (m *meanAcc) mean() float64 { return m.sum / float64(m.n) }
 type Mean struct {
 	group map[[2]string]*meanAcc
 	user  map[string]*meanAcc
+	// families caches Family by job name: Predict and Observe both need
+	// it, and real accounting repeats names. Cleared when it grows past
+	// maxFamilyCache entries, so memory stays bounded.
+	families map[string]string
+}
+
+const maxFamilyCache = 1 << 16
+
+func (m *Mean) family(name string) string {
+	if f, ok := m.families[name]; ok {
+		return f
+	}
+	if len(m.families) >= maxFamilyCache {
+		clear(m.families)
+	}
+	f := Family(name)
+	m.families[name] = f
+	return f
 }
 
 // NewMean returns an empty running-mean predictor.
 func NewMean() *Mean {
-	return &Mean{group: map[[2]string]*meanAcc{}, user: map[string]*meanAcc{}}
+	return &Mean{group: map[[2]string]*meanAcc{}, user: map[string]*meanAcc{}, families: map[string]string{}}
 }
 
 // Name implements Predictor.
@@ -103,7 +121,7 @@ func (*Mean) Name() string { return "mean" }
 
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
-	if a := m.group[[2]string{j.User, Family(j.Name)}]; a != nil {
+	if a := m.group[[2]string{j.User, m.family(j.Name)}]; a != nil {
 		return Estimate{Seconds: positive(a.mean()), Known: true}
 	}
 	if a := m.user[j.User]; a != nil {
@@ -114,7 +132,7 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 
 // Observe implements Predictor.
 func (m *Mean) Observe(j *job.Job, _ float64) {
-	k := [2]string{j.User, Family(j.Name)}
+	k := [2]string{j.User, m.family(j.Name)}
 	a := m.group[k]
 	if a == nil {
 		a = &meanAcc{}
