@@ -86,8 +86,13 @@ for v in "${LABS[@]}"; do
 	done <"$f"
 done
 
-pkgs=(./test/...)
-[[ -d slurmclient ]] && pkgs+=(./slurmclient/...)
+# Every package with integration-tagged tests, ./test/... first; one go test
+# per package, so that packages do not run at the same time on the labs.
+pkgs=()
+while IFS= read -r d; do pkgs+=("./$d"); done < <(
+	git ls-files '*_test.go' | xargs grep -l '^//go:build integration' | xargs -n1 dirname |
+		sort -u | awk '/^test/ { print; next } { rest[n++] = $0 } END { for (i = 0; i < n; i++) print rest[i] }')
+((${#pkgs[@]})) || { say "no integration tests found"; exit 1; }
 t0=$(date +%s)
 test_rc=0
 # shellcheck disable=SC2086
