@@ -2,7 +2,6 @@ package policy
 
 import (
 	"math"
-	"slices"
 
 	"github.com/google/btree"
 
@@ -32,20 +31,26 @@ func byLevel(a, b *Task) bool {
 // policy: preemptive, it runs the jobs of the lowest queues that fit and
 // preempts running jobs of higher queues to make room. It needs preemption,
 // which Slurm does not offer asrpt, so it is a simulator-only reference.
+//
+// Cost per pass: O(log n) per running job whose queue changes (they are kept
+// by the time they cross their next threshold, in Task.end), plus the scan
+// of the queue in priority order until the cluster is full.
 type las struct {
 	starter
 	name    string
-	active  *btree.BTreeG[*Task] // pending and running jobs
-	running map[*Task]struct{}
-	want    map[*Task]bool
-	buf     []*Task
+	active  *btree.BTreeG[*Task] // pending and running jobs, by byLevel
+	running *btree.BTreeG[*Task] // running jobs, by byLevel
+	cross   *btree.BTreeG[*Task] // running jobs below the last queue, by threshold time
+	pass    int                  // scheduling pass number, marks Task.pass
+	want    []*Task
+	drop    []*Task
 }
 
 var _ Policy = (*las)(nil)
 
 func newLAS(name string, env *Env) *las {
 	return &las{starter: starter{env: env}, name: name, active: btree.NewG(btreeDegree, byLevel),
-		running: map[*Task]struct{}{}, want: map[*Task]bool{}}
+		running: btree.NewG(btreeDegree, byLevel), cross: btree.NewG(btreeDegree, byEnd)}
 }
 
 func (l *las) Name() string { return l.name }
@@ -64,28 +69,8 @@ func (l *las) Withdraw(_ float64, t *Task) {
 func (l *las) Restore(now float64, t *Task, _ float64, _ bool) { l.Arrive(now, t) }
 
 func (l *las) Finish(now float64, t *Task) {
-	l.account(now, t)
+	l.stop(now, t)
 	l.active.Delete(t)
-	delete(l.running, t)
-	t.running = false
-}
-
-// account brings t's attained service up to now and moves it to the queue
-// its service puts it in.
-func (l *las) account(now float64, t *Task) {
-	if t.running {
-		t.Attained += float64(t.GPUs) * (now - t.lastSeen)
-	}
-	t.lastSeen = now
-	lvl := 0
-	for lvl < len(LASThresholds) && t.untilThreshold(lvl) <= timeEpsilon {
-		lvl++
-	}
-	if lvl != t.level {
-		l.active.Delete(t)
-		t.level = lvl
-		l.active.ReplaceOrInsert(t)
-	}
 }
 
 // untilThreshold returns the running time in seconds t needs, from its
@@ -97,15 +82,42 @@ func (t *Task) untilThreshold(lvl int) float64 {
 	return (LASThresholds[lvl] - t.Attained) / float64(t.GPUs)
 }
 
-func (l *las) NextEvent(now float64) float64 {
-	next := math.Inf(1)
-	for t := range l.running {
-		if t.level < len(LASThresholds) {
-			at := t.lastSeen + t.untilThreshold(t.level)
-			next = math.Min(next, math.Max(at, now+timeEpsilon))
-		}
+// account brings the attained service of running t up to now and moves it
+// to the queue its service puts it in; the caller has taken t out of the
+// trees ordered by level.
+func (l *las) account(now float64, t *Task) {
+	t.Attained += float64(t.GPUs) * (now - t.lastSeen)
+	t.lastSeen = now
+	for t.level < len(LASThresholds) && t.untilThreshold(t.level) <= timeEpsilon {
+		t.level++
 	}
-	return next
+}
+
+// track puts running t into the threshold tree when it has a next queue.
+func (l *las) track(t *Task) {
+	if t.level < len(LASThresholds) {
+		t.end = t.lastSeen + t.untilThreshold(t.level)
+		l.cross.ReplaceOrInsert(t)
+	}
+}
+
+// stop takes running t out of the running structures with its service
+// accounted up to now.
+func (l *las) stop(now float64, t *Task) {
+	l.cross.Delete(t)
+	l.running.Delete(t)
+	l.active.Delete(t)
+	l.account(now, t)
+	l.active.ReplaceOrInsert(t)
+	t.running = false
+}
+
+func (l *las) NextEvent(now float64) float64 {
+	t, ok := l.cross.Min()
+	if !ok {
+		return math.Inf(1)
+	}
+	return math.Max(t.end, now+timeEpsilon)
 }
 
 func (l *las) Pending() []*Task {
@@ -120,18 +132,27 @@ func (l *las) Pending() []*Task {
 }
 
 func (l *las) Schedule(now float64, free *placement.Free) []Decision {
-	running := l.buf[:0]
-	for t := range l.running {
-		running = append(running, t)
-	}
-	for _, t := range running {
+	// Running jobs that crossed a threshold move down a queue.
+	for {
+		t, ok := l.cross.Min()
+		if !ok || t.end > now+timeEpsilon {
+			break
+		}
+		l.cross.DeleteMin()
+		l.running.Delete(t)
+		l.active.Delete(t)
 		l.account(now, t)
+		l.active.ReplaceOrInsert(t)
+		l.running.ReplaceOrInsert(t)
+		l.track(t)
 	}
 	// The jobs that should run: the lowest queues first, greedily by GPU
-	// count over the whole cluster.
+	// count over the whole cluster. Running jobs passed over are preempted.
+	l.pass++
 	capacity := l.env.G
-	clear(l.want)
+	want, drop := l.want[:0], l.drop[:0]
 	seen, depth := 0, l.env.Params.Depth
+	var last *Task
 	l.active.Ascend(func(t *Task) bool {
 		if capacity == 0 {
 			return false
@@ -142,42 +163,45 @@ func (l *las) Schedule(now float64, free *placement.Free) []Decision {
 				return false
 			}
 		}
-		if t.GPUs <= capacity {
+		last = t
+		t.pass = l.pass
+		switch {
+		case t.GPUs <= capacity:
 			capacity -= t.GPUs
-			l.want[t] = true
+			if !t.running {
+				want = append(want, t)
+			}
+		case t.running:
+			drop = append(drop, t)
 		}
 		return true
 	})
-	var out []Decision
-	// Preempt in a deterministic order: the running jobs sorted as queued.
-	slices.SortFunc(running, func(a, b *Task) int {
-		if byLevel(a, b) {
-			return -1
-		}
-		return 1
-	})
-	for _, t := range running {
-		if !l.want[t] {
-			free.Give(&t.Placement)
-			delete(l.running, t)
-			t.running = false
-			out = append(out, Decision{Task: t, Preempt: true})
-		}
-	}
-	l.active.Ascend(func(t *Task) bool {
-		if !l.want[t] || t.running {
+	if last != nil {
+		// Running jobs after the point where the scan stopped lose their GPUs.
+		l.running.AscendGreaterOrEqual(last, func(t *Task) bool {
+			if t.pass != l.pass {
+				drop = append(drop, t)
+			}
 			return true
-		}
+		})
+	}
+	var out []Decision
+	for _, t := range drop {
+		free.Give(&t.Placement)
+		l.stop(now, t)
+		out = append(out, Decision{Task: t, Preempt: true})
+	}
+	for _, t := range want {
 		p, alpha, ok := l.place(t, free)
 		if !ok {
-			return true
+			continue
 		}
 		l.start(now, t, p, alpha, free)
 		t.lastSeen = now
-		l.running[t] = struct{}{}
+		l.running.ReplaceOrInsert(t)
+		l.track(t)
 		out = append(out, Decision{Task: t})
-		return true
-	})
-	l.buf = running[:0]
+	}
+	l.want, l.drop = want[:0], drop[:0]
 	return out
 }

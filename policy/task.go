@@ -125,6 +125,7 @@ type Task struct {
 	end       float64 // predicted end while running, seconds
 	level     int     // 2D-LAS queue level
 	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
+	pass      int     // 2D-LAS: the last scheduling pass that examined the job
 	released  bool    // A-SRPT: in the release queue
 	running   bool
 }
