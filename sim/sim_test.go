@@ -225,3 +225,47 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("empty trace: %v, %v", r, err)
 	}
 }
+
+// TestCommHeavyWaitsForConsolidation pins the τ rule of A-SRPT dispatch
+// (design §5) on three 8-GPU NVLink nodes, each with 5 GPUs busy until
+// t = 1000: a communication-heavy 8-GPU job released at 1+2000/3 can only be
+// split three ways. With τ = 0 it starts at once on the split placement and
+// runs longer than at α_min; with τ = 1 it waits (deadline twice that, less 1) for a
+// whole node, which frees at 1000, and runs at α_min.
+func TestCommHeavyWaitsForConsolidation(t *testing.T) {
+	c := cluster.Uniform(3, 8)
+	prof, err := placement.Lookup("gpt2-1.5b", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := placement.NewPlacer(c)
+	amin, amax := pl.Bounds(prof)
+	if amax < 1.5*amin {
+		t.Fatalf("gpt2-1.5b on 8 GPUs is not communication-heavy here: α %v..%v", amin, amax)
+	}
+	jobs := []job.Job{
+		{ID: "A", GPUs: 5, RunTime: 1000, Submit: 0},
+		{ID: "B", GPUs: 5, RunTime: 1000, Submit: 0},
+		{ID: "C", GPUs: 5, RunTime: 1000, Submit: 0},
+		{ID: "H", GPUs: 8, Profile: "gpt2-1.5b", Iterations: 2000 / amin, Submit: 1},
+	}
+	for _, tc := range []struct {
+		tau   float64
+		start float64
+		slow  bool
+	}{{0, 1 + 2000.0/3, true}, {1, 1000, false}} {
+		params := policy.DefaultParams()
+		params.Tau = tc.tau
+		r, err := Run(jobs, Config{Cluster: c, Policy: "asrpt", Params: params, Predictor: predictor.Oracle{}, Check: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := r.Jobs[3]
+		if math.Abs(h.Start-tc.start) > 1e-3 {
+			t.Errorf("τ=%v: H starts at %v, want %v", tc.tau, h.Start, tc.start)
+		}
+		if slow := h.RunTime > h.Reference*1.05; slow != tc.slow {
+			t.Errorf("τ=%v: H ran %v s against %v s at α_min; want slowed down %v", tc.tau, h.RunTime, h.Reference, tc.slow)
+		}
+	}
+}
