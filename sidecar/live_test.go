@@ -1,0 +1,614 @@
+//go:build integration
+
+package sidecar
+
+// Fault tests of the running sidecar (Run, interval 1 s) against the real
+// Slurm labs (test/slurmlab/lab.sh up VERSION), where the fault is real:
+// slurmrestd killed and restarted, slurmctld restarted, a job cancelled
+// between the sidecar's read and its write, an expired token; and, through
+// an httptest proxy in front of the lab, a 500 with errors[] and a
+// malformed body. For each: the sidecar keeps running, logs the incident
+// once, counts it in its metrics, recovers within two cycles of the fault's
+// end, never writes to a job it did not last read as pending, and stops
+// cleanly.
+//
+//	bash test/slurmlab/lab.sh up 22.05
+//	SLURMLAB_LABS=22.05 go test -tags integration -count=1 -run Live -v ./sidecar/
+//
+// The labs come from SLURMLAB_LABS (default all three); a lab that is not
+// up skips its tests, except under CI=true, where slurmlab.Require fails
+// them.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/slurmclient"
+	"github.com/asrpt/asrpt/slurmconf"
+	"github.com/asrpt/asrpt/test/slurmlab"
+)
+
+// liveLabs returns the labs to test: SLURMLAB_LABS, or all of them.
+func liveLabs() []string {
+	if s := strings.Fields(os.Getenv("SLURMLAB_LABS")); len(s) > 0 {
+		return s
+	}
+	return slurmlab.Versions
+}
+
+// read is one Jobs call of the sidecar, the first call of every cycle.
+type read struct {
+	at  time.Time
+	err error
+}
+
+// probe sits between the sidecar and the REST client: it records every
+// cycle's read and checks every write against the last read.
+type probe struct {
+	inner Slurm
+
+	mu        sync.Mutex
+	reads     []read
+	state     map[string]string // job id → state in the last successful read
+	writes    map[string]int    // successful writes per job
+	failed    map[string]int    // failed writes per job
+	badWrites []string          // writes to jobs not last read as pending
+	// beforeWrite, when set, runs before a write is forwarded (fault
+	// injection between read and write).
+	beforeWrite func(id string)
+}
+
+func newProbe(inner Slurm) *probe {
+	return &probe{inner: inner, state: map[string]string{}, writes: map[string]int{}, failed: map[string]int{}}
+}
+
+func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
+	at := time.Now()
+	js, err := p.inner.Jobs(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reads = append(p.reads, read{at: at, err: err})
+	if err == nil {
+		clear(p.state)
+		for _, j := range js {
+			p.state[j.ID] = j.State
+		}
+	}
+	return js, err
+}
+
+func (p *probe) Nodes(ctx context.Context) ([]slurmclient.Node, error) { return p.inner.Nodes(ctx) }
+
+func (p *probe) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
+	return p.inner.AccountingJobs(ctx, from, to)
+}
+
+func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate) error {
+	p.mu.Lock()
+	if st := p.state[id]; st != "PENDING" {
+		p.badWrites = append(p.badWrites, fmt.Sprintf("job %s (last read %q): %+v", id, st, u))
+	}
+	hook := p.beforeWrite
+	p.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
+	err := p.inner.UpdateJob(ctx, id, u)
+	p.mu.Lock()
+	if err == nil {
+		p.writes[id]++
+	} else {
+		p.failed[id]++
+	}
+	p.mu.Unlock()
+	return err
+}
+
+// readsSince returns the cycles' reads started at or after t.
+func (p *probe) readsSince(t time.Time) []read {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []read
+	for _, r := range p.reads {
+		if !r.at.Before(t) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *probe) writesTo(id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writes[id]
+}
+
+// live is a sidecar running against one lab.
+type live struct {
+	t         *testing.T
+	lab       *slurmlab.Lab
+	tokenFile string
+	probe     *probe
+	s         *Sidecar
+	log       *syncBuffer
+	cancel    context.CancelFunc
+	done      chan error
+	jobs      []string
+}
+
+const liveInterval = time.Second
+
+// startLive submits the background load (the cluster filled by long jobs
+// of alice, and pending jobs of bob that asrpt manages) and starts the
+// sidecar's Run against url (the lab's own when empty).
+func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
+	t.Helper()
+	l := &live{t: t, lab: lab, log: &syncBuffer{}, done: make(chan error, 1)}
+	tok, err := lab.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.tokenFile = filepath.Join(t.TempDir(), "slurm.jwt")
+	if err := os.WriteFile(l.tokenFile, []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if url == "" {
+		url = lab.URL
+	}
+	t.Cleanup(l.cleanupJobs)
+	// Fill every GPU, then queue four jobs asrpt will order.
+	for range lab.Nodes {
+		l.submit("alice", "asrpt-fault-blocker", lab.GPUsPerNode, 600)
+	}
+	for i, g := range []int{1, 2, 4, 2} {
+		l.submit("bob", fmt.Sprintf("asrpt-fault-%d", i%2), g, 600)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := slurmclient.New(ctx, slurmclient.Config{URL: url, TokenFile: l.tokenFile,
+		Timeout: 5 * time.Second, RetryBackoff: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("lab %s: client: %v", lab.Version, err)
+	}
+	c, err := slurmconf.LoadCluster(lab.ConfDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Slurm.URL, cfg.Slurm.TokenFile = url, l.tokenFile
+	cfg.Interval = liveInterval
+	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
+	cfg.Scope.Partitions = []string{lab.Partition}
+	cfg.Predictor = "mean"
+	cfg.History = time.Hour
+	l.probe = newProbe(cl)
+	log := zerolog.New(l.log).With().Timestamp().Logger()
+	l.s, err = New(cfg, Options{Cluster: c, Slurm: l.probe, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithCancel(context.Background())
+	l.cancel = rcancel
+	go func() { l.done <- l.s.Run(rctx) }()
+	t.Cleanup(func() { l.stop() })
+	// Running, and the pending jobs ordered by asrpt.
+	l.waitFor("the first cycle's writes", 20*time.Second, func() bool {
+		return l.probe.writesTo(l.jobs[len(l.jobs)-1]) > 0
+	})
+	return l
+}
+
+// submit queues a sleep job and remembers it for the cleanup. Jobs of bob
+// begin in an hour: they stay pending, and the backfill scheduler does not
+// plan nodes for them (lab.sh up, which the tests use to restart daemons,
+// waits for every node to be idle, mixed or allocated, not planned).
+func (l *live) submit(user, name string, gpus, seconds int) string {
+	l.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args := []string{"sbatch", "--parsable", "-D", "/tmp", "-o", "/dev/null", "-t", "20",
+		"-J", name, "-p", l.lab.Partition, fmt.Sprintf("--gres=gpu:%d", gpus), "--wrap", fmt.Sprintf("sleep %d", seconds)}
+	if user == "bob" {
+		args = append(args, "--begin=now+3600")
+	}
+	out, err := l.lab.RunAs(ctx, user, args...)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(out), ";")
+	l.jobs = append(l.jobs, id)
+	return id
+}
+
+func (l *live) scancel(ids ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := l.lab.Run(ctx, append([]string{"scancel"}, ids...)...); err != nil {
+		l.t.Logf("scancel: %v", err)
+	}
+}
+
+func (l *live) cleanupJobs() {
+	if len(l.jobs) > 0 {
+		l.scancel(l.jobs...)
+	}
+}
+
+// stop ends Run and checks that it returned normally.
+func (l *live) stop() {
+	if l.cancel == nil {
+		return
+	}
+	l.cancel()
+	l.cancel = nil
+	select {
+	case err := <-l.done:
+		if err != nil {
+			l.t.Errorf("Run returned %v", err)
+		}
+	case <-time.After(45 * time.Second):
+		l.t.Errorf("Run did not return after its context ended")
+	}
+}
+
+// alive fails the test when Run has returned.
+func (l *live) alive() {
+	l.t.Helper()
+	select {
+	case err := <-l.done:
+		l.cancel = nil
+		l.t.Fatalf("the sidecar stopped during the fault: %v", err)
+	default:
+	}
+}
+
+func (l *live) waitFor(what string, limit time.Duration, ok func() bool) {
+	l.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		l.alive()
+		if time.Now().After(deadline) {
+			l.t.Fatalf("lab %s: no %s within %v; log:\n%s", l.lab.Version, what, limit, l.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// failedCycles returns the number of failed cycles counted in metrics.
+func (l *live) failedCycles() float64 {
+	return testutil.ToFloat64(l.s.m.cycles.WithLabelValues("error"))
+}
+
+// waitFailing waits until at least n cycles have failed.
+func (l *live) waitFailing(n int, limit time.Duration) {
+	l.t.Helper()
+	l.waitFor(fmt.Sprintf("%d failed cycles", n), limit, func() bool { return l.failedCycles() >= float64(n) })
+}
+
+// recovered waits for the first successful read started at or after end
+// (the fault's end) and checks it came within two cycles.
+func (l *live) recovered(end time.Time) int {
+	l.t.Helper()
+	n := 0
+	l.waitFor("successful cycle after the fault", 30*time.Second, func() bool {
+		rs := l.probe.readsSince(end)
+		for i, r := range rs {
+			if r.err == nil {
+				n = i + 1
+				return true
+			}
+		}
+		return false
+	})
+	if n > 2 {
+		l.t.Errorf("lab %s: recovered on the %d-th cycle after the fault ended, want ≤ 2; reads: %+v",
+			l.lab.Version, n, l.probe.readsSince(end))
+	}
+	return n
+}
+
+// logged counts the log lines whose message is msg.
+func (l *live) logged(msg string) int {
+	return strings.Count(l.log.String(), `"message":"`+msg+`"`)
+}
+
+// checkAfter: a job submitted after the fault gets its priority written,
+// no write went to a job not last read as pending, and the cycle-failure
+// incident was logged once and its recovery once.
+func (l *live) checkAfter(wantCycleIncident bool) {
+	l.t.Helper()
+	id := l.submit("bob", "asrpt-fault-late", 1, 600)
+	l.waitFor("write to the job submitted after the fault", 20*time.Second, func() bool { return l.probe.writesTo(id) > 0 })
+	l.probe.mu.Lock()
+	bad := append([]string(nil), l.probe.badWrites...)
+	l.probe.mu.Unlock()
+	if len(bad) > 0 {
+		l.t.Errorf("writes to jobs not pending: %v", bad)
+	}
+	if wantCycleIncident {
+		if n := l.logged("cycle failed; retrying with backoff"); n != 1 {
+			l.t.Errorf("cycle failure logged %d times, want once; log:\n%s", n, l.log.String())
+		}
+		if n := l.logged("cycles recovered"); n != 1 {
+			l.t.Errorf("recovery logged %d times, want once", n)
+		}
+	}
+}
+
+// pidOf returns the pid lab.sh recorded for daemon name (slurmctld,
+// slurmrestd-jwt) of lab.
+func pidOf(t *testing.T, lab *slurmlab.Lab, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("/tmp/slurmlab", lab.Version, "pids", name))
+	if err != nil {
+		t.Fatalf("lab %s: pid of %s: %v", lab.Version, name, err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		t.Fatalf("lab %s: empty pid file for %s", lab.Version, name)
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil {
+		t.Fatalf("lab %s: pid of %s: %v", lab.Version, name, err)
+	}
+	return pid
+}
+
+// labUp runs lab.sh up VERSION (idempotent: starts what is not running)
+// and waits until Slurm answers again.
+func labUp(t *testing.T, lab *slurmlab.Lab) {
+	t.Helper()
+	script := filepath.Join(repoRoot(t), "test", "slurmlab", "lab.sh")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "bash", script, "up", lab.Version).CombinedOutput()
+	if err != nil {
+		t.Fatalf("lab.sh up %s: %v\n%s", lab.Version, err, out)
+	}
+	for {
+		if _, err := lab.Run(ctx, "squeue", "-h", "-o", "%i"); err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("lab %s: Slurm not answering after up", lab.Version)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func repoRoot(t *testing.T) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(wd) // the package directory is sidecar/
+}
+
+// TestLiveFaults runs every fault on every lab.
+func TestLiveFaults(t *testing.T) {
+	for _, v := range liveLabs() {
+		t.Run(v, func(t *testing.T) {
+			lab := slurmlab.Require(t, v)
+			t.Run("slurmrestd killed", func(t *testing.T) {
+				l := startLive(t, lab, "")
+				pid := pidOf(t, lab, "slurmrestd-jwt")
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatalf("kill slurmrestd %d: %v", pid, err)
+				}
+				l.waitFailing(3, 30*time.Second)
+				labUp(t, lab)
+				end := time.Now()
+				n := l.recovered(end)
+				if got := readErrors(l, "jobs"); got < 1 {
+					t.Errorf("read errors counted %v: %s", got, metricDump(l))
+				}
+				l.checkAfter(true)
+				t.Logf("lab %s: slurmrestd down %v cycles failed, recovered on cycle %d after restart", v, l.failedCycles(), n)
+			})
+			t.Run("slurmctld restarted", func(t *testing.T) {
+				l := startLive(t, lab, "")
+				pid := pidOf(t, lab, "slurmctld")
+				if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+					t.Fatalf("kill slurmctld %d: %v", pid, err)
+				}
+				l.waitFailing(2, 40*time.Second)
+				labUp(t, lab)
+				end := time.Now()
+				n := l.recovered(end)
+				l.checkAfter(true)
+				t.Logf("lab %s: slurmctld down: %v cycles failed, recovered on cycle %d after restart", v, l.failedCycles(), n)
+			})
+			t.Run("job cancelled between read and write", func(t *testing.T) {
+				l := startLive(t, lab, "")
+				// The first write to a job submitted from now on is
+				// preceded by its cancellation.
+				known := map[string]bool{}
+				for _, id := range l.jobs {
+					known[id] = true
+				}
+				var once sync.Once
+				var victim atomic.Value
+				victim.Store("")
+				l.probe.mu.Lock()
+				l.probe.beforeWrite = func(id string) {
+					if !known[id] {
+						once.Do(func() { victim.Store(id); l.scancel(id) })
+					}
+				}
+				l.probe.mu.Unlock()
+				l.submit("bob", "asrpt-fault-victim", 1, 600)
+				var id string
+				l.waitFor("the failed write to the cancelled job", 20*time.Second, func() bool {
+					id = victim.Load().(string)
+					l.probe.mu.Lock()
+					defer l.probe.mu.Unlock()
+					return id != "" && l.probe.failed[id] > 0
+				})
+				start := time.Now()
+				l.waitFor("two cycles after the cancelled write", 10*time.Second, func() bool {
+					return len(l.probe.readsSince(start)) >= 2
+				})
+				l.probe.mu.Lock()
+				failed, wrote := l.probe.failed[id], l.probe.writes[id]
+				l.probe.mu.Unlock()
+				if failed != 1 || wrote != 0 {
+					t.Errorf("cancelled job: %d failed writes, %d successful; want 1 and 0", failed, wrote)
+				}
+				var reasons []string
+				for _, r := range []string{"job_gone", "not_pending", "server", "other"} {
+					if testutil.ToFloat64(l.s.m.failures.WithLabelValues("priority", r)) > 0 {
+						reasons = append(reasons, r)
+					}
+				}
+				if len(reasons) != 1 {
+					t.Errorf("write failures by reason: %v, want one counted; %s", reasons, metricDump(l))
+				}
+				l.checkAfter(false)
+				line := ""
+				for _, ln := range strings.Split(l.log.String(), "\n") {
+					if strings.Contains(ln, `"incident":"write:`) {
+						line = ln
+						break
+					}
+				}
+				t.Logf("lab %s: write to a job cancelled after the read failed with reason %v: %s", v, reasons, line)
+			})
+			t.Run("expired token", func(t *testing.T) {
+				l := startLive(t, lab, "")
+				valid, err := os.ReadFile(l.tokenFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				old, err := lab.MintToken(lab.TokenUser, time.Now().Add(-2*time.Hour), time.Hour)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(l.tokenFile, []byte(old), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				l.waitFailing(3, 30*time.Second)
+				if got := testutil.ToFloat64(l.s.m.errors.WithLabelValues("jobs", "auth")); got < 1 {
+					t.Errorf("auth read errors counted %v; %s", got, metricDump(l))
+				}
+				if err := os.WriteFile(l.tokenFile, valid, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				n := l.recovered(time.Now())
+				l.checkAfter(true)
+				t.Logf("lab %s: expired token: recovered on cycle %d after the token was renewed", v, n)
+			})
+			for _, fault := range []struct{ name, reason string }{
+				{"500 with errors[]", "server"},
+				{"malformed body", "bad_response"},
+			} {
+				t.Run(fault.name, func(t *testing.T) {
+					px := newFaultProxy(t, lab.URL)
+					l := startLive(t, lab, px.URL)
+					px.mode.Store(fault.name)
+					l.waitFailing(3, 30*time.Second)
+					if got := testutil.ToFloat64(l.s.m.errors.WithLabelValues("jobs", fault.reason)); got < 1 {
+						t.Errorf("read errors with reason %s: %v; %s", fault.reason, got, metricDump(l))
+					}
+					px.mode.Store("")
+					n := l.recovered(time.Now())
+					l.checkAfter(true)
+					t.Logf("lab %s: %s: recovered on cycle %d", v, fault.name, n)
+				})
+			}
+		})
+	}
+}
+
+// faultProxy is an httptest server in front of the lab's slurmrestd that,
+// while mode is set, answers the job list itself: "500 with errors[]" or
+// "malformed body" (a truncated 200).
+type faultProxy struct {
+	*httptest.Server
+	mode atomic.Value
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProxy{}
+	p.mode.Store("")
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mode := p.mode.Load().(string)
+		if mode == "" || r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/slurm/") || !strings.HasSuffix(r.URL.Path, "/jobs") {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch mode {
+		case "500 with errors[]":
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = io.WriteString(w, `{"meta":{},"errors":[{"error_number":1011,"error":"Unable to contact slurm controller (connect failure)","description":"injected by the test","source":"slurm_load_jobs"}],"warnings":[]}`)
+		default:
+			_, _ = io.WriteString(w, `{"meta":{"plugin":{"type":"openapi/v0.0.38"}},"jobs":[{"job_id":12,"job_state":`)
+		}
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// readErrors sums the read errors of op over every reason.
+func readErrors(l *live, op string) float64 {
+	sum := 0.0
+	for _, r := range []string{"job_gone", "permission", "auth", "not_pending", "invalid", "ignored_field",
+		"not_applied", "held", "not_persistent", "bad_response", "unsupported", "server", "canceled", "timeout", "other"} {
+		sum += testutil.ToFloat64(l.s.m.errors.WithLabelValues(op, r))
+	}
+	return sum
+}
+
+func metricDump(l *live) string {
+	var b strings.Builder
+	for _, name := range []string{"asrpt_read_errors_total", "asrpt_write_failures_total", "asrpt_cycles_total"} {
+		fmt.Fprintf(&b, "%s: %v; ", name, gathered(l, name))
+	}
+	return b.String()
+}
+
+func gathered(l *live, name string) []string {
+	mfs, err := l.s.m.reg.Gather()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, lp := range m.GetLabel() {
+				labels = append(labels, lp.GetName()+"="+lp.GetValue())
+			}
+			out = append(out, fmt.Sprintf("{%s} %v", strings.Join(labels, ","), m.GetCounter().GetValue()))
+		}
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# The asrpt testbed (issue 6, item 8): the fixed workload of workload.tsv run
+# twice on a real Slurm lab from the same start (an empty queue on 4 nodes ×
+# 4 GPUs) — Slurm alone (priority/multifactor + sched/backfill), then Slurm
+# with `asrpt sidecar` (dry_run=false, interval 2 s) — with the job
+# completion times (JCT = end − submit) of both measured from accounting
+# (sacct), and what `asrpt replay` predicts for the same workload (backfill,
+# asrpt, asrpt-oracle) on the same cluster. See README.md.
+#
+# Usage: bash test/testbed/run.sh
+# Environment: TESTBED_LAB (default 22.05), TESTBED_OUT (results directory,
+# default a new /tmp/asrpt-testbed.*), TESTBED_RUN_TIMEOUT (seconds one run
+# may take, default 420), TESTBED_KEEP_LAB=1 (leave the lab up).
+#
+# Exit status: 0 when both runs completed and were measured, whatever the
+# comparison shows; 1 on a real failure (a job did not finish or failed,
+# the sidecar crashed or exited non-zero, accounting unreadable, the lab or
+# the build failed).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LAB=${TESTBED_LAB:-22.05}
+OUT=${TESTBED_OUT:-$(mktemp -d /tmp/asrpt-testbed.XXXXXX)}
+RUN_TIMEOUT=${TESTBED_RUN_TIMEOUT:-420}
+WL=$ROOT/test/testbed/workload.tsv
+LABSH=(bash "$ROOT/test/slurmlab/lab.sh")
+mkdir -p "$OUT"
+T0=$(date +%s)
+
+say() { printf '[testbed %s] %s\n' "$(date -u +%T)" "$*" >&2; }
+fail() {
+	say "FAILED: $*"
+	exit 1
+}
+ex() { "${LABSH[@]}" exec "$LAB" "$@"; }
+
+SIDECAR_PID=
+LAB_WAS_UP=0
+cleanup() {
+	if [[ -n $SIDECAR_PID ]] && kill -0 "$SIDECAR_PID" 2>/dev/null; then
+		kill -TERM "$SIDECAR_PID" 2>/dev/null || true
+		wait "$SIDECAR_PID" 2>/dev/null || true
+	fi
+	if ((!LAB_WAS_UP)) && [[ ${TESTBED_KEEP_LAB:-} != 1 ]]; then
+		"${LABSH[@]}" down "$LAB" >>"$OUT/lab-up.log" 2>&1 || say "lab $LAB: down failed"
+	fi
+}
+trap cleanup EXIT
+
+say "results in $OUT"
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$OUT/asrpt" ./cmd/asrpt) || fail "go build"
+ASRPT=$OUT/asrpt
+
+if [[ -f /tmp/slurmlab-$LAB.env ]] && "${LABSH[@]}" status "$LAB" >/dev/null 2>&1; then
+	LAB_WAS_UP=1
+fi
+"${LABSH[@]}" up "$LAB" >"$OUT/lab-up.log" 2>&1 || fail "lab $LAB up (see $OUT/lab-up.log)"
+# shellcheck disable=SC1090
+. "/tmp/slurmlab/$LAB/env.sh" || fail "no /tmp/slurmlab/$LAB/env.sh"
+[[ ${SLURMLAB_VERSION:-} == "$LAB" ]] || fail "no environment for lab $LAB"
+if [[ ${SLURMLAB_SCHED:-} != backfill ]]; then
+	"${LABSH[@]}" sched "$LAB" backfill >>"$OUT/lab-up.log" 2>&1 || fail "lab $LAB: sched backfill"
+fi
+
+# quiet waits until no job of alice or bob is pending or running.
+quiet() {
+	ex scancel -u alice >/dev/null 2>&1 || true
+	ex scancel -u bob >/dev/null 2>&1 || true
+	for _ in $(seq 60); do
+		[[ -z $(ex squeue -h -u alice,bob -o %i 2>/dev/null) ]] && return 0
+		sleep 1
+	done
+	fail "jobs of alice/bob still in the queue after scancel"
+}
+
+# submit TAG: submits workload.tsv at its offsets; job ids to $OUT/TAG.ids.
+submit() {
+	local tag=$1 start now due opts id
+	: >"$OUT/$tag.ids"
+	start=$(date +%s.%N)
+	while IFS=$'\t' read -r offset user name gpus dur; do
+		[[ $offset == \#* || -z $offset ]] && continue
+		due=$(awk -v s="$start" -v o="$offset" 'BEGIN{printf "%.3f", s+o}')
+		now=$(date +%s.%N)
+		awk -v d="$due" -v n="$now" 'BEGIN{exit !(d>n)}' && sleep "$(awk -v d="$due" -v n="$now" 'BEGIN{printf "%.3f", d-n}')"
+		if ((gpus > SLURMLAB_GPUS_PER_NODE)); then
+			opts=(-N $((gpus / SLURMLAB_GPUS_PER_NODE)) "--gres=gpu:$SLURMLAB_GPUS_PER_NODE")
+		else
+			opts=(-N 1 "--gres=gpu:$gpus")
+		fi
+		id=$("${LABSH[@]}" as "$LAB" "$user" sbatch --parsable -D /tmp -o /dev/null -t 5 -J "$name" \
+			"${opts[@]}" --wrap "sleep $dur") || fail "sbatch ($user $name)"
+		echo "${id%%;*}" >>"$OUT/$tag.ids"
+	done <"$WL"
+}
+
+# wait_done TAG: waits until accounting shows every job of the run ended.
+wait_done() {
+	local tag=$1 ids deadline states left
+	ids=$(paste -sd, "$OUT/$tag.ids")
+	deadline=$(($(date +%s) + RUN_TIMEOUT))
+	while :; do
+		states=$(ex sacct -X -n -P -j "$ids" -o State 2>/dev/null) || states=
+		left=$(grep -cE '^(PENDING|RUNNING|REQUEUED|SUSPENDED|CONFIGURING|COMPLETING)' <<<"$states" || true)
+		if [[ -n $states ]] && ((left == 0)) && (($(wc -l <<<"$states") == $(wc -l <"$OUT/$tag.ids"))); then
+			return 0
+		fi
+		if [[ -n $SIDECAR_PID ]] && ! kill -0 "$SIDECAR_PID" 2>/dev/null; then
+			fail "the sidecar died during run $tag (log: $OUT/sidecar.log)"
+		fi
+		(($(date +%s) < deadline)) || fail "run $tag: $left jobs not finished after ${RUN_TIMEOUT}s"
+		sleep 3
+	done
+}
+
+# measure TAG: accounting of the run to $OUT/TAG.sacct; prints the summary.
+measure() {
+	local tag=$1 ids
+	ids=$(paste -sd, "$OUT/$tag.ids")
+	ex env SLURM_TIME_FORMAT=%s sacct -X -n -P -j "$ids" -o JobID,User,JobName,AllocTRES,Submit,Start,End,State \
+		>"$OUT/$tag.sacct" || fail "sacct for run $tag"
+	local n bad
+	n=$(wc -l <"$OUT/$tag.sacct")
+	((n == $(wc -l <"$OUT/$tag.ids"))) || fail "run $tag: accounting has $n of $(wc -l <"$OUT/$tag.ids") jobs"
+	bad=$(awk -F'|' '$8 != "COMPLETED"' "$OUT/$tag.sacct")
+	[[ -z $bad ]] || fail "run $tag: jobs did not complete: $bad"
+	awk -F'|' -v tag="$tag" '
+		$5 !~ /^[0-9]+$/ || $6 !~ /^[0-9]+$/ || $7 !~ /^[0-9]+$/ { print "bad times: " $0 > "/dev/stderr"; exit 2 }
+		{ jct = $7 - $5; sum += jct; wait += $6 - $5; n++
+		  if (min == "" || $5 < min) min = $5; if ($7 > max) max = $7 }
+		END { printf "%s\tjobs=%d\ttotal_jct_s=%d\tavg_jct_s=%.1f\tavg_wait_s=%.1f\tmakespan_s=%d\n",
+		      tag, n, sum, sum / n, wait / n, max - min }' "$OUT/$tag.sacct" || fail "run $tag: accounting unreadable"
+}
+
+# --- Run 1: Slurm alone -------------------------------------------------
+quiet
+say "run 1: Slurm alone (priority/multifactor, sched/backfill), $(grep -vc '^#' "$WL") jobs"
+submit slurm
+wait_done slurm
+measure slurm | tee "$OUT/summary.tsv"
+
+# --- Run 2: Slurm with asrpt sidecar ---------------------------------------
+quiet
+cat >"$OUT/asrpt.toml" <<EOF
+# written by test/testbed/run.sh
+[slurm]
+url = "$SLURMLAB_URL"
+token_file = "$SLURMLAB_TOKEN_FILE"
+conf_dir = "$SLURMLAB_CONF_DIR"
+timeout = "10s"
+[sidecar]
+interval = "2s"
+state_file = "$OUT/state.json"
+dry_run = false
+giveback_on_shutdown = true
+dispatch_grace = "30s"
+[policy]
+name = "asrpt"
+[predictor]
+# Mean of the (user, name) family: the forest needs more history than one run.
+name = "mean"
+history = "2h"
+[metrics]
+listen = "127.0.0.1:19871"
+[log]
+format = "json"
+level = "info"
+EOF
+"$ASRPT" sidecar --config "$OUT/asrpt.toml" --check >/dev/null || fail "sidecar --check"
+"$ASRPT" sidecar --config "$OUT/asrpt.toml" >"$OUT/sidecar.log" 2>&1 &
+SIDECAR_PID=$!
+sleep 4
+kill -0 "$SIDECAR_PID" 2>/dev/null || fail "the sidecar did not start (log: $OUT/sidecar.log)"
+say "run 2: Slurm with asrpt sidecar (pid $SIDECAR_PID, interval 2 s)"
+submit asrpt
+wait_done asrpt
+curl -s "http://127.0.0.1:19871/metrics" >"$OUT/metrics.txt" 2>/dev/null || true
+kill -TERM "$SIDECAR_PID"
+rc=0
+wait "$SIDECAR_PID" || rc=$?
+SIDECAR_PID=
+((rc == 0)) || fail "the sidecar exited with status $rc (log: $OUT/sidecar.log)"
+measure asrpt | tee -a "$OUT/summary.tsv"
+writes=$(grep -c '"message":"cycle"' "$OUT/sidecar.log" || true)
+say "sidecar: $writes cycles logged; $(grep -E '^asrpt_writes_total' "$OUT/metrics.txt" | tr '\n' ' ')"
+
+# --- Replay of the same workload -------------------------------------------
+awk -F'\t' 'BEGIN { print "id,submit,user,name,gpus,run_time,time_limit" }
+	!/^#/ && NF == 5 { printf "%d,%s,%s,%s,%d,%s,300\n", ++n, $1, $2, $3, $4, $5 }' "$WL" >"$OUT/workload.csv"
+"$ASRPT" replay --trace "$OUT/workload.csv" --nodes "$SLURMLAB_NODES" --gpus-per-node "$SLURMLAB_GPUS_PER_NODE" \
+	--policies backfill,asrpt,asrpt-oracle --predictor mean --progress never --json "$OUT/replay.json" \
+	>"$OUT/replay.txt" 2>&1 || fail "asrpt replay (see $OUT/replay.txt)"
+cat "$OUT/replay.txt"
+
+quiet
+say "done in $(($(date +%s) - T0)) s; summary: $OUT/summary.tsv, replay: $OUT/replay.txt"
