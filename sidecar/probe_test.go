@@ -1,0 +1,99 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// read is one Jobs call of the sidecar, the first call of every cycle.
+type read struct {
+	at  time.Time
+	err error
+}
+
+// probe sits between the sidecar and the REST client: it records every
+// cycle's read and checks every write against the last read.
+type probe struct {
+	inner Slurm
+
+	mu        sync.Mutex
+	reads     []read
+	state     map[string]string // job id → state in the last successful read
+	writes    map[string]int    // successful writes per job
+	failed    map[string]int    // failed writes per job
+	badWrites []string          // writes to jobs not last read as pending
+	// beforeWrite, when set, runs before a write is forwarded (fault
+	// injection between read and write).
+	beforeWrite func(id string)
+}
+
+func newProbe(inner Slurm) *probe {
+	return &probe{inner: inner, state: map[string]string{}, writes: map[string]int{}, failed: map[string]int{}}
+}
+
+func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
+	at := time.Now()
+	js, err := p.inner.Jobs(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reads = append(p.reads, read{at: at, err: err})
+	if err == nil {
+		clear(p.state)
+		for _, j := range js {
+			p.state[j.ID] = j.State
+		}
+	}
+	return js, err
+}
+
+func (p *probe) Nodes(ctx context.Context) ([]slurmclient.Node, error) { return p.inner.Nodes(ctx) }
+
+func (p *probe) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
+	return p.inner.AccountingJobs(ctx, from, to)
+}
+
+func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate) error {
+	p.mu.Lock()
+	if st := p.state[id]; st != "PENDING" {
+		p.badWrites = append(p.badWrites, fmt.Sprintf("job %s (last read %q): %+v", id, st, u))
+	}
+	hook := p.beforeWrite
+	p.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
+	err := p.inner.UpdateJob(ctx, id, u)
+	p.mu.Lock()
+	if err == nil {
+		p.writes[id]++
+	} else {
+		p.failed[id]++
+	}
+	p.mu.Unlock()
+	return err
+}
+
+// readsSince returns the cycles' reads started at or after t.
+func (p *probe) readsSince(t time.Time) []read {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []read
+	for _, r := range p.reads {
+		if !r.at.Before(t) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *probe) writesTo(id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.writes[id]
+}
+
