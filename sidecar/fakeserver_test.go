@@ -130,6 +130,7 @@ func TestRunFakeServerFaults(t *testing.T) {
 			if n > 2 {
 				t.Errorf("recovered on the %d-th cycle after the fault, want ≤ 2", n)
 			}
+			wait("recovery logged", func() bool { return strings.Contains(logs.String(), "cycles recovered") })
 			cancel()
 			if err := <-done; err != nil {
 				t.Errorf("Run returned %v", err)
