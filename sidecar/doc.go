@@ -8,9 +8,12 @@
 //
 // # One cycle
 //
-//  1. Read pending and running jobs and the nodes (a failed read ends the
-//     cycle with an error and changes nothing).
-//  2. Read the accounting records since the last poll and Observe them.
+//  1. Read the nodes, then the accounting records since the last poll
+//     (Observe them), then the pending and running jobs — last, to keep
+//     the window between this read and the writes short (a failed node
+//     or job read ends the cycle with an error; a failed accounting read
+//     is retried from the same point next cycle).
+//  2. (Accounting, above.)
 //  3. Reconcile: new eligible jobs arrive in the policy (in submit order,
 //     with a prediction); jobs the policy started and Slurm started become
 //     running; jobs that vanish are finished.
@@ -22,6 +25,11 @@
 //     LowBand, strictly decreasing in rank, below 2^31, labelled by Label so
 //     that only jobs that moved get new values.
 //  6. Write, head first, only changed values, at most WriteLimit updates.
+//     A node list is written only after re-reading the job (when the
+//     client can) shows it still pending: Slurm 22.05 applies a node list
+//     sent to a job it has started meanwhile as a resize of the running
+//     job (seen on the testbed as RESIZING records in accounting). A
+//     priority sent in that window is harmless and not re-checked.
 //
 // # Jobs left alone
 //

@@ -51,6 +51,15 @@ func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 	return js, err
 }
 
+// Job forwards the sidecar's re-read before a node list write.
+func (p *probe) Job(ctx context.Context, id string) (slurmclient.Job, error) {
+	jr, ok := p.inner.(jobReader)
+	if !ok {
+		return slurmclient.Job{}, fmt.Errorf("probe: %T cannot read one job", p.inner)
+	}
+	return jr.Job(ctx, id)
+}
+
 func (p *probe) Nodes(ctx context.Context) ([]slurmclient.Node, error) { return p.inner.Nodes(ctx) }
 
 func (p *probe) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
@@ -96,4 +105,3 @@ func (p *probe) writesTo(id string) int {
 	defer p.mu.Unlock()
 	return p.writes[id]
 }
-

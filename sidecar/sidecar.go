@@ -271,16 +271,19 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 	if t < s.clock {
 		t = s.clock // the policy's time never goes back
 	}
-	jobs, err := s.slurm.Jobs(ctx)
-	if err != nil {
-		return s.fail(rep, start, "jobs", err)
-	}
+	// The job list is read last, just before the decisions and writes,
+	// to keep the window in which Slurm can start a job asrpt then writes
+	// to short (accounting queries are the slow ones).
 	nodes, err := s.slurm.Nodes(ctx)
 	if err != nil {
 		return s.fail(rep, start, "nodes", err)
 	}
-	s.clock = t
 	s.pollAccounting(ctx, now)
+	jobs, err := s.slurm.Jobs(ctx)
+	if err != nil {
+		return s.fail(rep, start, "jobs", err)
+	}
+	s.clock = t
 	rep.Arrived = s.reconcile(t, jobs, &rep)
 	free := s.freeModel(nodes, jobs)
 	s.placeDispatched(t, free)
@@ -859,6 +862,9 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 				rep.Deferred++
 				continue
 			}
+			if !dry && !s.stillPending(ctx, e, rep) {
+				continue
+			}
 			u := slurmclient.JobUpdate{RequiredNodes: nodes}
 			if gpn > 0 {
 				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
@@ -889,6 +895,39 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 	}
 	s.m.released.Set(float64(hi))
 	return nil
+}
+
+// jobReader is implemented by the REST client (slurmclient.Client.Job).
+type jobReader interface {
+	Job(ctx context.Context, id string) (slurmclient.Job, error)
+}
+
+// stillPending re-reads e just before a node list is written to it, when
+// the client can: Slurm may have started the job since the cycle's read,
+// and Slurm 22.05 applies a node list sent to a running job as a resize of
+// that job (a RESIZING record in accounting). A job that is no longer
+// pending, or cannot be read, gets no write this cycle; the miss is
+// counted as a nodes write failure with its reason.
+func (s *Sidecar) stillPending(ctx context.Context, e *entry, rep *CycleReport) bool {
+	jr, ok := s.slurm.(jobReader)
+	if !ok {
+		return true
+	}
+	cur, err := jr.Job(ctx, e.id)
+	reason := ""
+	switch {
+	case err != nil:
+		reason = Reason(err)
+	case cur.State != "PENDING":
+		reason = "not_pending"
+	case cur.Held:
+		reason = "held"
+	default:
+		return true
+	}
+	rep.Failed[reason]++
+	s.m.failures.WithLabelValues("nodes", reason).Inc()
+	return false
 }
 
 // maxFailuresInRow stops a cycle's writes after this many consecutive

@@ -757,3 +757,49 @@ func TestParkedJobRejoinsItsPlace(t *testing.T) {
 		t.Errorf("job 2 rewritten after it rejoined its place: %v", ws)
 	}
 }
+
+// startingFake is the fake Slurm with the REST client's Job: it reports
+// the jobs in started as running, as if Slurm had started them between the
+// cycle's read and the write.
+type startingFake struct {
+	*sidecartest.Fake
+	started map[string]bool
+}
+
+func (f startingFake) Job(_ context.Context, id string) (slurmclient.Job, error) {
+	j, ok := f.Fake.Job(id)
+	if !ok {
+		return j, fmt.Errorf("fake: job %s: %w", id, slurmclient.ErrJobGone)
+	}
+	if f.started[id] {
+		j.State = "RUNNING"
+	}
+	return j, nil
+}
+
+// TestNoNodeListToStartedJob: a job whose turn has come but that Slurm
+// started since the cycle's read gets no node list (22.05 would resize the
+// running job) and no priority; a job still pending gets both.
+func TestNoNodeListToStartedJob(t *testing.T) {
+	h := newHarness(t, 2, 4, false, nil)
+	sf := startingFake{Fake: h.fake, started: map[string]bool{"1": true}}
+	s, err := New(h.cfg, Options{Cluster: cluster.Uniform(2, 4), Slurm: sf, Predictor: h.pred, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Submit(pend("1", "short", 4, t0))
+	h.fake.Submit(pend("2", "short", 4, t0.Add(time.Second)))
+	rep, err := s.RunOnce(context.Background(), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := writesTo(h.fake.Writes(), "1"); n != 0 {
+		t.Errorf("%d writes to the job Slurm started: %v", n, h.fake.Writes())
+	}
+	if n := writesTo(h.fake.Writes(), "2"); n != 2 {
+		t.Errorf("%d writes to the pending job, want nodes and priority: %v", n, h.fake.Writes())
+	}
+	if rep.Failed["not_pending"] != 1 || testutil.ToFloat64(s.m.failures.WithLabelValues("nodes", "not_pending")) != 1 {
+		t.Errorf("failures %v", rep.Failed)
+	}
+}
