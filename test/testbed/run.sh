@@ -100,9 +100,11 @@ wait_done() {
 	ids=$(paste -sd, "$OUT/$tag.ids")
 	deadline=$(($(date +%s) + RUN_TIMEOUT))
 	while :; do
-		states=$(ex sacct -X -n -P -j "$ids" -o State 2>/dev/null) || states=
-		left=$(grep -cE '^(PENDING|RUNNING|REQUEUED|SUSPENDED|CONFIGURING|COMPLETING)' <<<"$states" || true)
-		if [[ -n $states ]] && ((left == 0)) && (($(wc -l <<<"$states") == $(wc -l <"$OUT/$tag.ids"))); then
+		# One line per accounting record; a job Slurm resized has several.
+		states=$(ex sacct -X -n -P -j "$ids" -o JobID,State 2>/dev/null) || states=
+		left=$(grep -cE '\|(PENDING|RUNNING|REQUEUED|SUSPENDED|CONFIGURING|COMPLETING)' <<<"$states" || true)
+		if [[ -n $states ]] && ((left == 0)) &&
+			(($(cut -d'|' -f1 <<<"$states" | sort -u | wc -l) == $(wc -l <"$OUT/$tag.ids"))); then
 			return 0
 		fi
 		if [[ -n $SIDECAR_PID ]] && ! kill -0 "$SIDECAR_PID" 2>/dev/null; then
@@ -119,17 +121,28 @@ measure() {
 	ids=$(paste -sd, "$OUT/$tag.ids")
 	ex env SLURM_TIME_FORMAT=%s sacct -X -n -P -j "$ids" -o JobID,User,JobName,AllocTRES,Submit,Start,End,State \
 		>"$OUT/$tag.sacct" || fail "sacct for run $tag"
-	local n bad
-	n=$(wc -l <"$OUT/$tag.sacct")
-	((n == $(wc -l <"$OUT/$tag.ids"))) || fail "run $tag: accounting has $n of $(wc -l <"$OUT/$tag.ids") jobs"
-	bad=$(awk -F'|' '$8 != "COMPLETED"' "$OUT/$tag.sacct")
-	[[ -z $bad ]] || fail "run $tag: jobs did not complete: $bad"
-	awk -F'|' -v tag="$tag" '
-		$5 !~ /^[0-9]+$/ || $6 !~ /^[0-9]+$/ || $7 !~ /^[0-9]+$/ { print "bad times: " $0 > "/dev/stderr"; exit 2 }
-		{ jct = $7 - $5; sum += jct; wait += $6 - $5; n++
-		  if (min == "" || $5 < min) min = $5; if ($7 > max) max = $7 }
-		END { printf "%s\tjobs=%d\ttotal_jct_s=%d\tavg_jct_s=%.1f\tavg_wait_s=%.1f\tmakespan_s=%d\n",
-		      tag, n, sum, sum / n, wait / n, max - min }' "$OUT/$tag.sacct" || fail "run $tag: accounting unreadable"
+	# A job Slurm resized has several records (RESIZING, then the final
+	# one, whose Submit is the resize time): a job's submit and start are
+	# its first record's, its end and state its last record's.
+	awk -F'|' -v tag="$tag" -v want="$(wc -l <"$OUT/$tag.ids")" '
+		$5 !~ /^[0-9]+$/ || $6 !~ /^[0-9]+$/ || $7 !~ /^[0-9]+$/ { print "bad times: " $0 > "/dev/stderr"; bad = 1; exit 2 }
+		{ id = $1
+		  if (!(id in sb) || $5 < sb[id]) sb[id] = $5
+		  if (!(id in st) || $6 < st[id]) st[id] = $6
+		  if (!(id in en) || $7 >= en[id]) { en[id] = $7; state[id] = $8 }
+		  if ($8 == "RESIZING") resized++ }
+		END {
+		  if (bad) exit 2
+		  for (id in sb) {
+		    n++
+		    if (state[id] != "COMPLETED") { print "job " id ": " state[id] > "/dev/stderr"; failed++ }
+		    sum += en[id] - sb[id]; wait += st[id] - sb[id]
+		    if (min == "" || sb[id] < min) min = sb[id]; if (en[id] > max) max = en[id] }
+		  if (n != want) { print "accounting has " n " of " want " jobs" > "/dev/stderr"; exit 3 }
+		  if (failed) exit 4
+		  printf "%s\tjobs=%d\ttotal_jct_s=%d\tavg_jct_s=%.1f\tavg_wait_s=%.1f\tmakespan_s=%d\tresize_records=%d\n",
+		      tag, n, sum, sum / n, wait / n, max - min, resized }' "$OUT/$tag.sacct" ||
+		fail "run $tag: accounting incomplete, unreadable or jobs not completed (see $OUT/$tag.sacct)"
 }
 
 # --- Run 1: Slurm alone -------------------------------------------------
