@@ -153,6 +153,7 @@ type Ensemble struct {
 
 	flatOnce sync.Once
 	flat     []flatTree // Trees laid out for PredictBatch, built on first use
+	ranks    rankTable  // the thresholds flat's ranks refer to
 }
 
 // Matrix is a dense row-major matrix of feature values (NaN = missing).
@@ -564,12 +565,14 @@ func selectK(v []float64, k int) float64 {
 // independent, so the processor overlaps their cache misses.
 const lanes = 16
 
-// flatTree is a tree laid out for branch-free batch evaluation. Node i
-// sends x left (to i+1) when x[feat] ≤ thr, else to right. A leaf points to
-// itself (feature 0, threshold −Inf, right = i), so every row can take the
-// same number of steps; missing values are replaced by −MaxFloat64
-// beforehand and a "missing goes left" split (threshold −Inf in tree) gets
-// threshold −MaxFloat64, which keeps eval's rule that NaN goes left.
+// flatTree is a tree laid out for branch-free batch evaluation on ranked
+// rows. Every feature value is first replaced by its rank among the
+// thresholds the ensemble uses on that feature (see rankTable); node i then
+// sends a row left (to i+1) when its rank ≤ thr, else to right. Ranks and
+// thresholds fit in 16 bits (the forest splits on at most 255 bin edges per
+// feature), so a node takes 8 bytes instead of 16 and far more of a tree
+// stays in cache. A leaf points to itself with threshold −1, which every
+// rank exceeds, so every row can take the same number of steps.
 type flatTree struct {
 	nodes []flatNode
 	value []float64 // leaf values (0 for inner nodes)
@@ -577,34 +580,74 @@ type flatTree struct {
 }
 
 type flatNode struct {
-	thr   float64
+	thr   int16
+	feat  uint16
 	right int32
-	feat  int32
 }
 
-func flatten(t tree) flatTree {
+// rankTable holds, per feature, the sorted distinct thresholds of the
+// ensemble's inner nodes (−Inf, "only missing goes left", left out). A
+// value's rank is 0 when missing or −Inf, else 1 + the number of thresholds
+// below it; then value ≤ thresholds[k] exactly when rank ≤ k+1, and rank 0
+// goes left at every split, as in eval.
+type rankTable [][]float64
+
+// maxRank bounds the thresholds per feature that fit a flatNode.
+const maxRank = math.MaxInt16 - 1
+
+func newRankTable(trees []tree, nf int) (rankTable, bool) {
+	rt := make(rankTable, nf)
+	for _, t := range trees {
+		for _, n := range t {
+			if n.Feat >= 0 && !math.IsInf(n.Thr, -1) {
+				rt[n.Feat] = append(rt[n.Feat], n.Thr)
+			}
+		}
+	}
+	for f := range rt {
+		slices.Sort(rt[f])
+		rt[f] = slices.Compact(rt[f])
+		if len(rt[f]) > maxRank {
+			return nil, false
+		}
+	}
+	return rt, true
+}
+
+// rank returns v's rank on feature f. −Inf ranks with the missing values:
+// eval sends it left at every split, "missing only" (−Inf) ones included.
+func (rt rankTable) rank(f int, v float64) int16 {
+	if v != v || math.IsInf(v, -1) {
+		return 0
+	}
+	k, _ := slices.BinarySearch(rt[f], v) // thresholds < v
+	return int16(k + 1)
+}
+
+func flatten(t tree, rt rankTable) flatTree {
 	f := flatTree{nodes: make([]flatNode, len(t)), value: make([]float64, len(t))}
 	depth := make([]int, len(t))
 	for i, n := range t {
 		if n.Feat < 0 {
-			f.nodes[i] = flatNode{thr: math.Inf(-1), right: int32(i)}
+			f.nodes[i] = flatNode{thr: -1, right: int32(i)}
 			f.value[i] = n.Thr
 			f.depth = max(f.depth, depth[i])
 			continue
 		}
-		thr := n.Thr
-		if math.IsInf(thr, -1) {
-			thr = -math.MaxFloat64
+		thr := int16(0) // −Inf: only missing values go left
+		if !math.IsInf(n.Thr, -1) {
+			k, _ := slices.BinarySearch(rt[n.Feat], n.Thr)
+			thr = int16(k + 1)
 		}
-		f.nodes[i] = flatNode{thr: thr, right: n.Right, feat: n.Feat}
+		f.nodes[i] = flatNode{thr: thr, right: n.Right, feat: uint16(n.Feat)}
 		depth[i+1], depth[n.Right] = depth[i]+1, depth[i]+1
 	}
 	return f
 }
 
-// evalLanes evaluates t on the rows of xb (row-major, cols wide, NaN
-// replaced by −MaxFloat64) and stores row k's value at out[k*stride].
-func (t *flatTree) evalLanes(xb []float64, cols int, out []float64, stride int) {
+// evalLanes evaluates t on the ranked rows of xb (row-major, cols wide) and
+// stores row k's value at out[k*stride].
+func (t *flatTree) evalLanes(xb []int16, cols int, out []float64, stride int) {
 	n := len(xb) / cols
 	var cur [lanes]int32
 	nodes := t.nodes
@@ -647,25 +690,38 @@ func (e *Ensemble) PredictBatch(x *Matrix, out []float64, workers int) {
 	nblk := (x.Rows + predictBlock - 1) / predictBlock
 	nt := len(e.Trees)
 	e.flatOnce.Do(func() {
+		rt, ok := newRankTable(e.Trees, e.NumFeatures)
+		if !ok {
+			return // too many thresholds for 16-bit ranks: per-row path
+		}
+		e.ranks = rt
 		e.flat = make([]flatTree, nt)
 		for i, t := range e.Trees {
-			e.flat[i] = flatten(t)
+			e.flat[i] = flatten(t, rt)
 		}
 	})
-	type buf struct{ vals, xb []float64 }
+	if e.flat == nil {
+		parallel(nblk, workers, func(blk int) {
+			for r := blk * predictBlock; r < min((blk+1)*predictBlock, x.Rows); r++ {
+				out[r] = e.Predict(x.Row(r))
+			}
+		})
+		return
+	}
+	type buf struct {
+		vals []float64
+		xb   []int16
+	}
 	pool := sync.Pool{New: func() any {
-		return &buf{make([]float64, predictBlock*nt), make([]float64, predictBlock*x.Cols)}
+		return &buf{make([]float64, predictBlock*nt), make([]int16, predictBlock*x.Cols)}
 	}}
 	parallel(nblk, workers, func(blk int) {
 		lo := blk * predictBlock
 		hi := min(lo+predictBlock, x.Rows)
 		b := pool.Get().(*buf)
 		xb := b.xb[:(hi-lo)*x.Cols]
-		copy(xb, x.Data[lo*x.Cols:hi*x.Cols])
-		for i, v := range xb {
-			if v != v {
-				xb[i] = -math.MaxFloat64
-			}
+		for i, v := range x.Data[lo*x.Cols : hi*x.Cols] {
+			xb[i] = e.ranks.rank(i%x.Cols, v)
 		}
 		for t := range e.flat {
 			ft := &e.flat[t]
