@@ -3,6 +3,7 @@ package slurmclient
 import (
 	"bytes"
 	"errors"
+	"github.com/asrpt/asrpt/slurmconf"
 	"io"
 	"net/http"
 	"slices"
@@ -86,7 +87,7 @@ func FuzzHostlist(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		hs, err := expandHostlist(s)
-		if err == nil && len(hs) > maxHosts {
+		if err == nil && len(hs) > slurmconf.MaxHosts {
 			t.Fatalf("%d hosts", len(hs))
 		}
 	})

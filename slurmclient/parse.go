@@ -5,97 +5,23 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// maxHosts bounds a hostlist expansion, so a hostile "n[0-999999999]" cannot
-// exhaust memory.
-const maxHosts = 1 << 16
+	"github.com/asrpt/asrpt/slurmconf"
+)
 
 var errHostlist = errors.New("bad hostlist")
 
 // expandHostlist expands a Slurm hostlist ("node[1-3,5],gpu01") into names,
-// in order. An empty string is an empty list.
+// in order, with Slurm's own rules (slurmconf.ExpandHostlist, which refuses
+// more than slurmconf.MaxHosts names). An empty string is an empty list.
 func expandHostlist(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "(null)" {
 		return nil, nil
 	}
-	var out []string
-	for _, part := range splitTop(s) {
-		if part == "" {
-			continue
-		}
-		var err error
-		out, err = expandOne(part, out)
-		if err != nil {
-			return nil, fmt.Errorf("%w %q: %w", errHostlist, s, err)
-		}
-	}
-	return out, nil
-}
-
-// splitTop splits on commas outside brackets.
-func splitTop(s string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				parts = append(parts, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, s[start:])
-}
-
-func expandOne(p string, out []string) ([]string, error) {
-	open := strings.IndexByte(p, '[')
-	if open < 0 {
-		if strings.ContainsAny(p, "]") {
-			return nil, errors.New("unbalanced ]")
-		}
-		if len(out) >= maxHosts {
-			return nil, errors.New("too many hosts")
-		}
-		return append(out, p), nil
-	}
-	close := strings.IndexByte(p[open:], ']')
-	if close < 0 {
-		return nil, errors.New("unbalanced [")
-	}
-	close += open
-	prefix, ranges, rest := p[:open], p[open+1:close], p[close+1:]
-	for _, r := range strings.Split(ranges, ",") {
-		lo, hi, ok := strings.Cut(r, "-")
-		if !ok {
-			hi = lo
-		}
-		a, err1 := strconv.ParseUint(lo, 10, 32)
-		b, err2 := strconv.ParseUint(hi, 10, 32)
-		if err1 != nil || err2 != nil || b < a {
-			return nil, fmt.Errorf("bad range %q", r)
-		}
-		if b-a >= maxHosts {
-			return nil, errors.New("too many hosts")
-		}
-		width := len(lo)
-		for n := a; n <= b; n++ {
-			num := strconv.FormatUint(n, 10)
-			if len(num) < width {
-				num = strings.Repeat("0", width-len(num)) + num
-			}
-			var err error
-			out, err = expandOne(prefix+num+rest, out)
-			if err != nil {
-				return nil, err
-			}
-		}
+	out, err := slurmconf.ExpandHostlist(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", errHostlist, s, err)
 	}
 	return out, nil
 }
