@@ -3,13 +3,14 @@ package slurmclient
 import (
 	"bytes"
 	"errors"
-	"github.com/asrpt/asrpt/slurmconf"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/slurmconf"
 )
 
 // bodyRT answers every request with one canned status and body.
