@@ -194,8 +194,7 @@ wait "$SIDECAR_PID" || rc=$?
 SIDECAR_PID=
 ((rc == 0)) || fail "the sidecar exited with status $rc (log: $OUT/sidecar.log)"
 measure asrpt | tee -a "$OUT/summary.tsv"
-writes=$(grep -c '"message":"cycle"' "$OUT/sidecar.log" || true)
-say "sidecar: $writes cycles logged; $(grep -E '^asrpt_writes_total' "$OUT/metrics.txt" | tr '\n' ' ')"
+say "sidecar metrics: $(grep -E '^asrpt_(cycles_total|writes_total|write_failures_total|read_errors_total)' "$OUT/metrics.txt" | tr '\n' ' ')"
 
 # --- Replay of the same workload -------------------------------------------
 awk -F'\t' 'BEGIN { print "id,submit,user,name,gpus,run_time,time_limit" }
