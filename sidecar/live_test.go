@@ -422,10 +422,20 @@ func TestLiveFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 				l.waitFailing(3, 30*time.Second)
-				// The cycle reads the nodes first: that read fails.
-				if got := testutil.ToFloat64(l.s.m.errors.WithLabelValues("nodes", "auth")) +
-					testutil.ToFloat64(l.s.m.errors.WithLabelValues("jobs", "auth")); got < 1 {
-					t.Errorf("auth read errors counted %v; %s", got, metricDump(l))
+				// The cycle reads the nodes first: that read fails, with
+				// reason auth on 24.11 and 26.05; 22.05's answer to an
+				// expired token on the node list is classified server by
+				// the client (reported).
+				if got := readErrors(l, "nodes") + readErrors(l, "jobs"); got < 1 {
+					t.Errorf("read errors counted %v; %s", got, metricDump(l))
+				}
+				if v != "22.05" && testutil.ToFloat64(l.s.m.errors.WithLabelValues("nodes", "auth")) < 1 {
+					t.Errorf("auth read errors not counted; %s", metricDump(l))
+				}
+				for _, ln := range strings.Split(l.log.String(), "\n") {
+					if strings.Contains(ln, "cycle failed") {
+						t.Logf("lab %s: expired token: %s", v, ln)
+					}
 				}
 				if err := os.WriteFile(l.tokenFile, valid, 0o600); err != nil {
 					t.Fatal(err)
