@@ -133,7 +133,7 @@ func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
 // begin in an hour: they stay pending, and the backfill scheduler does not
 // plan nodes for them (lab.sh up, which the tests use to restart daemons,
 // waits for every node to be idle, mixed or allocated, not planned).
-func (l *live) submit(user, name string, gpus, seconds int) string {
+func (l *live) submit(user, name string, gpus, seconds int, extra ...string) string {
 	l.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -142,6 +142,7 @@ func (l *live) submit(user, name string, gpus, seconds int) string {
 	if user == "bob" {
 		args = append(args, "--begin=now+3600")
 	}
+	args = append(args, extra...)
 	out, err := l.lab.RunAs(ctx, user, args...)
 	if err != nil {
 		l.t.Fatal(err)
@@ -351,29 +352,28 @@ func TestLiveFaults(t *testing.T) {
 			})
 			t.Run("job cancelled between read and write", func(t *testing.T) {
 				l := startLive(t, lab, "")
-				// The first write to a job submitted from now on is
-				// preceded by its cancellation.
-				known := map[string]bool{}
-				for _, id := range l.jobs {
-					known[id] = true
-				}
+				// The victim is submitted held (asrpt leaves it alone),
+				// then released; the first write to it is preceded by
+				// its cancellation.
+				id := l.submit("bob", "asrpt-fault-victim", 1, 600, "--hold")
 				var once sync.Once
-				var victim atomic.Value
-				victim.Store("")
 				l.probe.mu.Lock()
-				l.probe.beforeWrite = func(id string) {
-					if !known[id] {
-						once.Do(func() { victim.Store(id); l.scancel(id) })
+				l.probe.beforeWrite = func(w string) {
+					if w == id {
+						once.Do(func() { l.scancel(id) })
 					}
 				}
 				l.probe.mu.Unlock()
-				l.submit("bob", "asrpt-fault-victim", 1, 600)
-				var id string
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_, err := lab.Run(ctx, "scontrol", "release", id)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
 				l.waitFor("the failed write to the cancelled job", 20*time.Second, func() bool {
-					id = victim.Load().(string)
 					l.probe.mu.Lock()
 					defer l.probe.mu.Unlock()
-					return id != "" && l.probe.failed[id] > 0
+					return l.probe.failed[id] > 0
 				})
 				start := time.Now()
 				l.waitFor("two cycles after the cancelled write", 10*time.Second, func() bool {
