@@ -72,6 +72,27 @@
 // count. Slurm refusing a node list marks the job: no further node list is
 // tried for it.
 //
+// # Faults (tested)
+//
+// sidecar/live_test.go (build tag integration) runs Run at a 1 s interval
+// against each real Slurm lab and breaks it: slurmrestd killed (SIGKILL)
+// and restarted, slurmctld stopped and restarted, a job cancelled between
+// the read and the write, an expired token, and, through an httptest proxy,
+// a 500 with errors[] and a truncated body on the job list
+// (fakeserver_test.go does the last two without a lab). In every case the
+// sidecar kept running, logged one "cycle failed" and one "cycles
+// recovered" line, counted the failures in asrpt_cycles_total,
+// asrpt_read_errors_total or asrpt_write_failures_total, succeeded on the
+// first cycle after the fault ended, and wrote only to jobs its last read
+// showed pending:
+//
+//	SLURMLAB_LABS="22.05 24.11 26.05" go test -tags integration -count=1 -run TestLiveFaults ./sidecar/
+//
+// Slurm answers a write to a job cancelled a moment before with 2084 "Job
+// has already finished" (not 2017, which comes only once the job is purged),
+// HTTP 500 up to 24.11 and 422 on 26.05; the write counts as a failure and
+// the next read drops the job.
+//
 // # State
 //
 // The state file (JSON, written atomically) keeps, per job, the prediction,
