@@ -870,8 +870,16 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
 			}
 			budget--
-			if stop, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow); stop {
+			stop, reason, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow)
+			if stop {
 				return err
+			}
+			switch reason {
+			case "", "invalid", "ignored_field", "not_applied":
+			default:
+				// The job may be gone or started: no priority write to it
+				// until the next read says it is still pending.
+				continue
 			}
 		}
 		if want[i] != e.prio {
@@ -881,7 +889,7 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 			}
 			p := want[i]
 			budget--
-			if stop, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
+			if stop, _, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
 				return err
 			}
 		}
@@ -935,11 +943,12 @@ func (s *Sidecar) stillPending(ctx context.Context, e *entry, rep *CycleReport) 
 const maxFailuresInRow = 3
 
 // write sends one update and records its effect; stop is true when no
-// further write should be tried this cycle.
-func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, err error) {
+// further write should be tried this cycle; reason is the failure's
+// Reason, "" on success.
+func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
 	rep.Writes[kind]++
 	if dry {
-		return false, nil
+		return false, "", nil
 	}
 	err = s.slurm.UpdateJob(ctx, e.id, u)
 	if err == nil {
@@ -956,26 +965,26 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 				e.gpn = *u.GPUsPerNode
 			}
 		}
-		return false, nil
+		return false, "", nil
 	}
 	rep.Writes[kind]--
-	reason := Reason(err)
+	reason = Reason(err)
 	rep.Failed[reason]++
 	s.m.failures.WithLabelValues(kind, reason).Inc()
 	switch reason {
 	case "job_gone":
 		// Cancelled between read and write: the next cycle's read drops it.
-		return false, nil
+		return false, reason, nil
 	case "not_pending", "held":
 		// Started or held between read and write: the next read shows it.
-		return false, nil
+		return false, reason, nil
 	case "invalid", "ignored_field":
 		if kind == "nodes" {
 			e.noNodes = true
 			s.dirty = true
 		}
 		s.incident("write:"+kind+":"+reason, err)
-		return false, nil
+		return false, reason, nil
 	case "not_applied":
 		// Slurm answered success but the job differs: assume nothing
 		// asrpt can rely on and write again next cycle.
@@ -985,17 +994,17 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 			e.nodes = nil
 		}
 		s.incident("write:"+kind+":"+reason, err)
-		return false, nil
+		return false, reason, nil
 	case "auth", "permission", "canceled", "timeout":
 		s.incident("write:"+reason, err)
-		return true, err
+		return true, reason, err
 	}
 	s.incident("write:"+reason, err)
 	*inRow++
 	if *inRow >= maxFailuresInRow {
-		return true, fmt.Errorf("%d writes failed in a row: %w", *inRow, err)
+		return true, reason, fmt.Errorf("%d writes failed in a row: %w", *inRow, err)
 	}
-	return false, nil
+	return false, reason, nil
 }
 
 // plan builds the plan rows of ranked.

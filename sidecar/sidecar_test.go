@@ -803,3 +803,27 @@ func TestNoNodeListToStartedJob(t *testing.T) {
 		t.Errorf("failures %v", rep.Failed)
 	}
 }
+
+// TestNoPriorityAfterFailedNodeList: when the node list write to a job
+// fails because the job is gone, its priority is not written in the same
+// cycle (one failed write, not two).
+func TestNoPriorityAfterFailedNodeList(t *testing.T) {
+	for _, c := range []struct {
+		err       error
+		wantCalls int
+	}{
+		{fmt.Errorf("fake: slurm error 2017: %w", slurmclient.ErrJobGone), 1},
+		{fmt.Errorf("fake: slurm error 2084: %w", slurmclient.ErrServer), 1},
+		{fmt.Errorf("fake: bad node: %w", slurmclient.ErrInvalid), 2},
+	} {
+		t.Run(Reason(c.err), func(t *testing.T) {
+			h := newHarness(t, 2, 4, false, nil)
+			h.fake.Submit(pend("1", "short", 4, t0))
+			h.fake.SetInterceptor(sidecartest.FailOnce("UpdateJob", "1", c.err))
+			rep := h.cycle(t0)
+			if rep.Failed[Reason(c.err)] != 1 || h.fake.Calls("UpdateJob") != c.wantCalls {
+				t.Errorf("failures %v, %d updates tried, want %d", rep.Failed, h.fake.Calls("UpdateJob"), c.wantCalls)
+			}
+		})
+	}
+}
