@@ -6,7 +6,7 @@ GO      ?= go
 LAB     ?= 22.05
 PKGS    := ./...
 
-.PHONY: all build check static test race integration bench lab-up lab-down fuzz
+.PHONY: all build check static test race integration testbed bench lab-up lab-down fuzz
 
 all: build
 
@@ -26,10 +26,15 @@ test:
 race:
 	$(GO) test -race $(PKGS)
 
-check: static build race integration
+check: static build race integration testbed
 
 integration:
 	bash test/slurmlab/integration.sh
+
+# The sidecar on a real Slurm 22.05 lab: one workload with Slurm alone and
+# with asrpt sidecar, JCTs from accounting (test/testbed/README.md).
+testbed:
+	bash test/testbed/run.sh
 
 lab-up:
 	bash test/slurmlab/lab.sh up $(LAB)

@@ -90,8 +90,8 @@
 //
 // Slurm answers a write to a job cancelled a moment before with 2084 "Job
 // has already finished" (not 2017, which comes only once the job is purged),
-// HTTP 500 up to 24.11 and 422 on 26.05; the write counts as a failure and
-// the next read drops the job.
+// HTTP 500 up to 24.11 and 422 on 26.05, which the client maps to
+// ErrJobGone; the write counts as a failure and the next read drops the job.
 //
 // # State
 //

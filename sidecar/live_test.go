@@ -388,8 +388,9 @@ func TestLiveFaults(t *testing.T) {
 				var reasons []string
 				// Slurm answers 2084 "Job has already finished" here (2017
 				// only once the job is purged, MinJobAge later), with HTTP
-				// 500 (→ server) up to 24.11 and 422 (→ invalid) on 26.05;
-				// the client does not map 2084 to ErrJobGone yet.
+				// 500 up to 24.11 and 422 on 26.05; the client maps both to
+				// ErrJobGone (job_gone). Any reason is accepted: what counts
+				// is one failed write and none after it.
 				for _, r := range []string{"job_gone", "not_pending", "server", "invalid", "other"} {
 					// The first write is a node list when the job's turn has
 					// come at once (GPUs free), else a priority.

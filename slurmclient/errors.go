@@ -15,7 +15,8 @@ var (
 	// ErrPermission: Slurm refused for lack of privilege (2002 access
 	// denied, 2010 invalid user id = another user's job).
 	ErrPermission = errors.New("slurm: permission denied")
-	// ErrJobGone: Slurm does not know the job (2017, or 404 on a job path).
+	// ErrJobGone: Slurm does not know the job (2017, or 404 on a job path),
+	// or the job has already finished (2084, a write racing its end).
 	ErrJobGone = errors.New("slurm: job not found")
 	// ErrNotPersistent: 2095, an owner lowered their own priority; Slurm
 	// applied it but says it will not persist (use nice instead).
@@ -137,7 +138,7 @@ func classify(op string, status int, errs []apiError, warns []apiWarning, sent [
 		e.kind = ErrAuth
 	case 2002, 2010:
 		e.kind = ErrPermission
-	case 2017:
+	case 2017, 2084:
 		e.kind = ErrJobGone
 	case 2095:
 		e.kind = ErrNotPersistent

@@ -116,6 +116,8 @@ func TestClassify(t *testing.T) {
 		{"22.05 error_code", 200, []apiError{{Code: 9202, Error: "Unable to read string"}}, nil, nil, ErrIgnoredField},
 		{"2017", 404, e(2017, "Invalid job id specified", ""), nil, nil, ErrJobGone},
 		{"2017 as 500", 500, e(2017, "Invalid job id specified", ""), nil, nil, ErrJobGone},
+		{"2084 finished (22.05/24.11)", 500, e(2084, "Job has already finished", ""), nil, nil, ErrJobGone},
+		{"2084 finished (26.05)", 422, e(2084, "Job has already finished", ""), nil, nil, ErrJobGone},
 		{"2002", 500, e(2002, "Access/permission denied", ""), nil, nil, ErrPermission},
 		{"2010 as 422", 422, e(2010, "Invalid user id", ""), nil, nil, ErrPermission},
 		{"2095", 500, e(2095, "Changes to job priority are not persistent", ""), nil, nil, ErrNotPersistent},

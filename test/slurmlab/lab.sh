@@ -526,7 +526,8 @@ nodes_ready() {
 	local states
 	states=$(in_lab sinfo -h -N -p "$PARTITION" -o '%N %t' 2>/dev/null | sort -u)
 	[[ $(wc -l <<<"$states") -eq $NODES ]] || return 1
-	! grep -Evq ' (idle|mix|alloc|comp)$' <<<"$states"
+	# plnd (24.11+): idle, but planned by backfill for a pending job.
+	! grep -Evq ' (idle|mix|alloc|comp|plnd)$' <<<"$states"
 }
 
 wait_nodes() {
