@@ -6,7 +6,7 @@ GO      ?= go
 LAB     ?= 22.05
 PKGS    := ./...
 
-.PHONY: all build check static test race integration testbed bench lab-up lab-down fuzz
+.PHONY: all build check static test race integration testbed bench lab-up lab-down
 
 all: build
 
