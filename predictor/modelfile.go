@@ -1,7 +1,6 @@
 package predictor
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/asrpt/asrpt/internal/atomicfile"
 )
 
 // Model file layout (all integers little-endian):
@@ -104,23 +105,15 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	return buf.WriteTo(w)
 }
 
-// SaveFile writes m to path.
+// SaveFile writes m to path, all or nothing (a failed write leaves no
+// half-written model behind).
 func (m *Model) SaveFile(path string) error {
-	f, err := os.Create(path)
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := m.WriteTo(w)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("model file: %w", err)
-	}
-	bw := bufio.NewWriter(f)
-	if _, err := m.WriteTo(bw); err != nil {
-		f.Close()
-		return fmt.Errorf("model file %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("model file %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("model file %s: %w", path, err)
 	}
 	return nil
 }

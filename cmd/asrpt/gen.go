@@ -5,11 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/atomicfile"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/trace"
 )
@@ -70,7 +69,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return bw.Flush()
 	}
-	if err := genWriteFile(*out, write); err != nil {
+	if err := atomicfile.Write(*out, write); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "asrpt gen: %d jobs, %s\n", len(generated), genSpan(generated))
@@ -93,37 +92,4 @@ func genSpan(jobs []job.Job) string {
 	first := time.Unix(int64(jobs[0].Submit), 0).UTC()
 	last := time.Unix(int64(jobs[len(jobs)-1].Submit), 0).UTC()
 	return fmt.Sprintf("submitted %s – %s", first.Format(time.RFC3339), last.Format(time.RFC3339))
-}
-
-// genWriteFile writes path through a temporary file in the same
-// directory that is renamed into place only when write succeeded, so that
-// no half-written file is ever left at path.
-func genWriteFile(path string, write func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<16)
-	if err = write(bw); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
