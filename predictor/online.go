@@ -166,6 +166,15 @@ func (f *Forest) Predict(j *job.Job) Estimate {
 	return capLimit(f.estimate(j, &r), j)
 }
 
+// Repredict implements Predictor: the features of j as of now (history
+// of the jobs that finished at or before now); the training row kept
+// for j is the one Predict took at submit.
+func (f *Forest) Repredict(j *job.Job, now float64) Estimate {
+	f.flush(math.Nextafter(math.Max(now, j.Submit), math.Inf(1)))
+	r := extract(j, Family(j.Name), f.hist)
+	return capLimit(f.estimate(j, &r), j)
+}
+
 func (f *Forest) estimate(j *job.Job, r *Row) Estimate {
 	if r.Group.Count == 0 {
 		return fallback(j, r)

@@ -8,15 +8,32 @@ import (
 	"github.com/asrpt/asrpt/job"
 )
 
-// Estimate is a predicted run time.
+// Estimate is a predicted run time: two numbers, because ordering and
+// fitting want different ones (design §5b.4). Ranking uses the expected
+// value (the SEPT / cμ rule); fitting a job into a backfill hole and
+// building the free-GPU profile use the median.
 type Estimate struct {
-	// Seconds is the predicted run time at the job's reference placement
+	// Seconds is the expected run time at the job's reference placement
 	// (for profiled jobs: predicted iterations · α_min), in seconds, > 0.
+	// The ordering policies rank by it.
 	Seconds float64
+	// Median is the predicted median run time at the reference placement,
+	// seconds; 0 when the predictor has only one number, in which case
+	// Fit returns Seconds.
+	Median float64
 	// Known is false when nothing like the job has been seen before; Seconds
 	// then holds the predictor's fallback guess (nearest known group, then
 	// the time limit).
 	Known bool
+}
+
+// Fit returns the run time in seconds to fit the job into a reservation
+// hole with: the median when the predictor gave one, else Seconds.
+func (e Estimate) Fit() float64 {
+	if e.Median > 0 {
+		return e.Median
+	}
+	return e.Seconds
 }
 
 // Predictor predicts run times. Implementations are deterministic: the same
@@ -28,6 +45,11 @@ type Predictor interface {
 	// Predict returns the estimate for j, which has not finished yet. It
 	// uses only what is known at submit time and what Observe was given.
 	Predict(j *job.Job) Estimate
+	// Repredict returns a fresh estimate for j, still waiting at now ≥
+	// its submit time, from what is known at now (design §5b.3: a job
+	// may wait while jobs like it finish). Unlike Predict it records
+	// nothing: the training row of a job stays the one taken at submit.
+	Repredict(j *job.Job, now float64) Estimate
 	// Observe adds a finished job to the history; end is its end time in
 	// Unix seconds and j.RunTime its true run time.
 	Observe(j *job.Job, end float64)
@@ -48,6 +70,9 @@ func (Oracle) Predict(j *job.Job) Estimate {
 	return Estimate{Seconds: positive(j.RunTime), Known: true}
 }
 
+// Repredict implements Predictor.
+func (o Oracle) Repredict(j *job.Job, _ float64) Estimate { return o.Predict(j) }
+
 // Observe implements Predictor.
 func (Oracle) Observe(*job.Job, float64) {}
 
@@ -64,6 +89,9 @@ func (Limit) Predict(j *job.Job) Estimate {
 	}
 	return Estimate{Seconds: DefaultLimit, Known: false}
 }
+
+// Repredict implements Predictor.
+func (l Limit) Repredict(j *job.Job, _ float64) Estimate { return l.Predict(j) }
 
 // Observe implements Predictor.
 func (Limit) Observe(*job.Job, float64) {}
@@ -129,6 +157,10 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 	}
 	return Limit{}.Predict(j).unknown()
 }
+
+// Repredict implements Predictor: the running means already hold every
+// job observed so far.
+func (m *Mean) Repredict(j *job.Job, _ float64) Estimate { return m.Predict(j) }
 
 // Observe implements Predictor.
 func (m *Mean) Observe(j *job.Job, _ float64) {
