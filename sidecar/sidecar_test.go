@@ -33,7 +33,7 @@ func (p fixedPredictor) Predict(j *job.Job) predictor.Estimate {
 	return predictor.Estimate{Seconds: 3600}
 }
 func (p fixedPredictor) Repredict(j *job.Job, _ float64) predictor.Estimate { return p.Predict(j) }
-func (fixedPredictor) Observe(*job.Job, float64)                           {}
+func (fixedPredictor) Observe(*job.Job, float64)                            {}
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
