@@ -17,23 +17,29 @@ type Report struct {
 	Jobs     int `json:"jobs"`
 	Excluded int `json:"excluded_jobs"`
 	GPUs     int `json:"gpus"`
-	// LowerBound is LB's total JCT and its two parts, seconds.
-	LowerBound        float64   `json:"lower_bound_total_jct_s"`
-	LowerBoundVirtual float64   `json:"lower_bound_virtual_srpt_s"`
-	LowerBoundLength  float64   `json:"lower_bound_sum_runtime_s"`
-	Policies          []Summary `json:"policies"`
+	// LowerBound is LB's total JCT and its terms, seconds (sim.LowerBound);
+	// LowerBoundBinding names the term that sets it: "virtual", "length"
+	// or "mean_busy".
+	LowerBound         float64   `json:"lower_bound_total_jct_s"`
+	LowerBoundVirtual  float64   `json:"lower_bound_virtual_srpt_s"`
+	LowerBoundLength   float64   `json:"lower_bound_sum_runtime_s"`
+	LowerBoundMeanBusy float64   `json:"lower_bound_mean_busy_s"`
+	LowerBoundBinding  string    `json:"lower_bound_binding"`
+	Policies           []Summary `json:"policies"`
 }
 
 // New starts a report for a trace of jobs on a cluster of gpus GPUs.
 func New(jobs, excluded, gpus int, lb sim.LowerBound) *Report {
 	return &Report{Jobs: jobs, Excluded: excluded, GPUs: gpus, LowerBound: lb.Total,
-		LowerBoundVirtual: lb.Virtual, LowerBoundLength: lb.Length}
+		LowerBoundVirtual: lb.Virtual, LowerBoundLength: lb.Length, LowerBoundMeanBusy: lb.MeanBusy,
+		LowerBoundBinding: lb.Binding}
 }
 
 // WriteTable prints the human-readable table.
 func (r *Report) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "jobs %d (excluded %d larger than the cluster), GPUs %d, lower bound total JCT %s s (virtual SRPT %s, Σ run time %s)\n\n",
-		r.Jobs, r.Excluded, r.GPUs, num(r.LowerBound), num(r.LowerBoundVirtual), num(r.LowerBoundLength))
+	fmt.Fprintf(w, "jobs %d (excluded %d larger than the cluster), GPUs %d, lower bound total JCT %s s (virtual SRPT %s, Σ run time %s, mean busy %s; binding %s)\n\n",
+		r.Jobs, r.Excluded, r.GPUs, num(r.LowerBound), num(r.LowerBoundVirtual), num(r.LowerBoundLength),
+		num(r.LowerBoundMeanBusy), r.LowerBoundBinding)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "policy\tpredictor\ttotal JCT s\tavg JCT s\tp50 JCT s\tp95 JCT s\tp99 JCT s\tavg wait s\tp99 wait s\tmakespan s\tutil\tslowdown\t×LB\tevents/s\t")
 	for _, s := range r.Policies {

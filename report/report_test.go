@@ -67,7 +67,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestWriters(t *testing.T) {
-	rep := New(3, 1, 4, sim.LowerBound{Total: 300, Virtual: 120, Length: 300})
+	rep := New(3, 1, 4, sim.LowerBound{Total: 300, Virtual: 120, Length: 300, MeanBusy: 250, Binding: sim.BoundLength})
 	rep.Policies = []Summary{{Policy: "asrpt", Predictor: "mean", Jobs: 3, TotalJCT: 340, RatioToLB: 340.0 / 300}}
 	var table, js, cs bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
@@ -79,12 +79,14 @@ func TestWriters(t *testing.T) {
 	if err := rep.WriteCSV(&cs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"asrpt", "1.133", "lower bound total JCT 300"} {
+	for _, want := range []string{"asrpt", "1.133", "lower bound total JCT 300 s (virtual SRPT 120, Σ run time 300, mean busy 250; binding length)"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
-	for _, want := range []string{`"lower_bound_total_jct_s": 300`, `"policy": "asrpt"`, `"ratio_to_lb": 1.1333`} {
+	for _, want := range []string{`"lower_bound_total_jct_s": 300`, `"lower_bound_virtual_srpt_s": 120`,
+		`"lower_bound_sum_runtime_s": 300`, `"lower_bound_mean_busy_s": 250`, `"lower_bound_binding": "length"`,
+		`"policy": "asrpt"`, `"ratio_to_lb": 1.1333`} {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("JSON lacks %q:\n%s", want, js.String())
 		}
