@@ -54,7 +54,7 @@ type Policy interface {
 }
 
 // Names lists the registered policy names in their display order.
-var Names = []string{"fifo", "backfill", "spjf", "spwf", "wcs-subtime", "wcs-duration",
+var Names = []string{"fifo", "backfill", "easypp", "spjf", "spwf", "wcs-subtime", "wcs-duration",
 	"wcs-workload", "las", "asrpt-paper", "asrpt"}
 
 // OracleSuffix, appended to a policy name, runs that policy with perfect
@@ -79,6 +79,8 @@ func New(name string, env *Env) (Policy, error) {
 		return newDispatcher(name, env, modeBlock, keySubmit, estPredicted), nil
 	case "backfill":
 		return newDispatcher(name, env, modeEASY, keySubmit, estLimit), nil
+	case "easypp":
+		return newEASYPP(name, env), nil
 	case "spjf":
 		return newDispatcher(name, env, modeBlock, keyDuration, estPredicted), nil
 	case "spwf":
