@@ -6,6 +6,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/predictor"
 )
 
 // VirtualMachine is the virtual single machine A1 of design §4: a unit-speed
@@ -99,40 +100,68 @@ func (v *VirtualMachine) NextRelease() float64 {
 // Ascend calls f on the unreleased jobs in SRPT order until f returns false.
 func (v *VirtualMachine) Ascend(f func(t *Task) bool) { v.tree.Ascend(f) }
 
-// asrpt is A-SRPT (design §5): jobs wait on the virtual machine until
-// released, and released jobs are dispatched in release order with
-// Heavy-Edge placements. Paper mode blocks at the head of the release queue;
-// backfill mode (ours) lets later released jobs, and then unreleased jobs in
-// virtual SRPT order, start when they do not delay the head's reserved start.
+// asrpt is A-SRPT: jobs wait on the virtual machine until released, and
+// released jobs are dispatched with Heavy-Edge placements.
+//
+// Paper mode (design §5) serves the release queue in release order and
+// blocks at its head. The revised dispatch (design §5b, the policy named
+// "asrpt") orders the release queue by predicted virtual size, keeps K
+// reservations on a free-GPU profile built from the running jobs' predicted
+// ends, lets any later job (released, then unreleased in virtual SRPT
+// order) start where it delays none of them, re-keys waiting jobs when
+// they are predicted again, and sizes unseen jobs by what earlier unseen
+// jobs of their GPU-count class ran.
 type asrpt struct {
 	starter
 	name     string
-	backfill bool
+	revised  bool
 	vm       *VirtualMachine
-	queue    *btree.BTreeG[*Task] // released jobs, key = release sequence
+	queue    *btree.BTreeG[*Task] // released jobs
 	nrel     int
 	run      running
-	waitTill float64 // end of the head's consolidation wait, or -Inf
-	started  bool
+	waitTill float64 // earliest end of a consolidation wait, or +Inf
+	prof     profile
+	unseen   unseenClasses
 	buf      []*Task
 }
 
-var _ Policy = (*asrpt)(nil)
+var (
+	_ Policy  = (*asrpt)(nil)
+	_ Updater = (*asrpt)(nil)
+)
 
-func newASRPT(name string, env *Env, backfill bool) *asrpt {
-	return &asrpt{starter: starter{env: env}, name: name, backfill: backfill,
-		queue: btree.NewG(btreeDegree, byKey), run: newRunning(estPredicted), waitTill: math.Inf(-1)}
+func newASRPT(name string, env *Env, revised bool) *asrpt {
+	est := estPredicted
+	if revised {
+		est = estFit
+	}
+	return &asrpt{starter: starter{env: env}, name: name, revised: revised,
+		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1)}
 }
 
 func (a *asrpt) Name() string { return a.name }
 
-// size returns the virtual size p = (g/G)·d̃ in seconds (design §4).
+// size returns the virtual size p = (g/G)·d̃ in seconds (design §4), d̃
+// the expected run time; an unseen job counts 0 under unseen = first.
 func (a *asrpt) size(t *Task) float64 {
 	d := t.Est.Seconds
 	if !t.Est.Known && a.env.Params.Unseen == UnseenFirst {
 		d = 0
 	}
 	return float64(t.GPUs) / float64(a.env.G) * d
+}
+
+// sizeUnseen gives an unseen job of the revised dispatch the estimate of
+// its GPU-count class once the class has enough finished samples (design
+// §5b.5); the job stays unseen (Known false) but is sized by it.
+func (a *asrpt) sizeUnseen(t *Task) {
+	if !a.revised || t.Est.Known {
+		return
+	}
+	if e, ok := a.unseen.estimate(t); ok {
+		t.Est = e
+		t.Est.Known = true // sized as a seen job from now on
+	}
 }
 
 func (a *asrpt) advance(now float64) {
@@ -145,13 +174,18 @@ func (a *asrpt) advance(now float64) {
 
 func (a *asrpt) release(t *Task, at float64) {
 	t.Released, t.released = at, true
-	t.key = float64(a.nrel)
+	if a.revised {
+		t.key = t.virtual
+	} else {
+		t.key = float64(a.nrel)
+	}
 	a.nrel++
 	a.queue.ReplaceOrInsert(t)
 }
 
 func (a *asrpt) Arrive(now float64, t *Task) {
 	a.advance(now)
+	a.sizeUnseen(t)
 	a.vm.Add(t, a.size(t))
 	a.vm.Advance(now, a.release)
 }
@@ -168,10 +202,12 @@ func (a *asrpt) Withdraw(now float64, t *Task) {
 	}
 }
 
-// Restore puts t back with remaining virtual work; a released job goes to
-// the end of the release queue (restore released jobs in release order).
+// Restore puts t back with remaining virtual work. Under paper mode a
+// released job goes to the end of the release queue (restore released jobs
+// in release order); under the revised dispatch it is keyed by its size.
 func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) {
 	a.advance(now)
+	a.sizeUnseen(t)
 	if released {
 		t.virtual = a.size(t)
 		a.release(t, now)
@@ -182,9 +218,36 @@ func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) 
 	a.vm.Advance(now, a.release)
 }
 
-func (a *asrpt) Finish(_ float64, t *Task) {
+// Update implements Updater (design §5b.3): a released job is re-keyed by
+// its new size; an unreleased one keeps max(0, remaining + p_new − p_old)
+// of virtual work. Paper mode keeps the prediction made at submit.
+func (a *asrpt) Update(now float64, t *Task, est predictor.Estimate) {
+	if !a.revised || t.running {
+		return
+	}
+	a.advance(now)
+	old := t.virtual
+	t.Est = est
+	a.sizeUnseen(t)
+	p := a.size(t)
+	if t.released {
+		a.queue.Delete(t)
+		t.virtual, t.key = p, p
+		a.queue.ReplaceOrInsert(t)
+		return
+	}
+	a.vm.Remove(t)
+	a.vm.Add(t, math.Max(0, t.remaining+p-old))
+	t.virtual = p
+	a.vm.Advance(now, a.release)
+}
+
+func (a *asrpt) Finish(now float64, t *Task) {
 	a.run.remove(t)
 	t.running = false
+	if a.revised && t.UnseenAtSubmit && t.Alpha > 0 {
+		a.unseen.add(t, (now-t.Start)*t.AlphaMin/t.Alpha)
+	}
 }
 
 func (a *asrpt) NextEvent(now float64) float64 {
@@ -209,84 +272,15 @@ func (a *asrpt) Pending() []*Task {
 
 func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 	a.advance(now)
-	a.waitTill = math.Inf(-1)
+	a.waitTill = math.Inf(1)
 	if free.Total() == 0 {
 		return nil
 	}
-	started := a.buf[:0]
-	blocked := false
-	var shadow float64
-	var extra int
-	seen, depth := 0, a.env.Params.Depth
-	// visit examines one job; it returns false to stop the scan.
-	visit := func(t *Task) bool {
-		if free.Total() == 0 {
-			return false
-		}
-		seen++
-		if depth > 0 && seen > depth {
-			return false
-		}
-		if !blocked {
-			p, alpha, ok := a.place(t, free)
-			if ok && !a.consolidated(t, alpha) && t.released {
-				deadline := t.Released + a.env.Params.Tau*t.virtual
-				if now < deadline {
-					// A communication-heavy head waits for a consolidated
-					// placement until its deadline; later jobs may use
-					// only what it leaves.
-					a.waitTill = deadline
-					blocked, shadow, extra = true, deadline, free.Total()-t.GPUs
-					return a.backfill
-				}
-			}
-			if ok && (t.released || a.consolidated(t, alpha)) {
-				a.start(now, t, p, alpha, free)
-				a.run.add(t)
-				started = append(started, t)
-				return true
-			}
-			if !t.released {
-				// An unreleased job only backfills; it never blocks.
-				return true
-			}
-			blocked = true
-			shadow, extra = a.run.shadow(now, t.GPUs, free.Total())
-			return a.backfill
-		}
-		if t.GPUs > free.Total() {
-			return true
-		}
-		// The reservation check first, on the best case α_min, so that
-		// Heavy-Edge runs only for jobs that may start.
-		if t.GPUs > extra && now+a.run.est(t, t.AlphaMin) > shadow {
-			return true
-		}
-		p, alpha, ok := a.place(t, free)
-		if !ok || !a.consolidated(t, alpha) {
-			return true
-		}
-		if now+a.run.est(t, alpha) > shadow {
-			if t.GPUs > extra {
-				return true
-			}
-			extra -= t.GPUs
-		}
-		a.start(now, t, p, alpha, free)
-		a.run.add(t)
-		started = append(started, t)
-		return true
-	}
-	stopped := false
-	a.queue.Ascend(func(t *Task) bool {
-		if !visit(t) {
-			stopped = true
-			return false
-		}
-		return true
-	})
-	if a.backfill && !stopped {
-		a.vm.Ascend(visit)
+	var started []*Task
+	if a.revised {
+		started = a.scheduleRevised(now, free)
+	} else {
+		started = a.schedulePaper(now, free)
 	}
 	if len(started) == 0 {
 		return nil
@@ -298,8 +292,98 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 		} else {
 			a.vm.Remove(t)
 		}
+		a.run.add(t)
 		out[i] = Decision{Task: t}
 	}
 	a.buf = started[:0]
 	return out
+}
+
+// schedulePaper is design §5: the release queue in release order; a head
+// that cannot start blocks it.
+func (a *asrpt) schedulePaper(now float64, free *placement.Free) []*Task {
+	started := a.buf[:0]
+	a.queue.Ascend(func(t *Task) bool {
+		if free.Total() == 0 {
+			return false
+		}
+		p, alpha, ok := a.place(t, free)
+		if ok && !a.consolidated(t, alpha) {
+			if deadline := t.Released + a.env.Params.Tau*t.virtual; now < deadline {
+				// A communication-heavy head waits for a consolidated
+				// placement until its deadline.
+				a.waitTill = deadline
+				return false
+			}
+		}
+		if !ok {
+			return false
+		}
+		a.start(now, t, p, alpha, free)
+		started = append(started, t)
+		return true
+	})
+	return started
+}
+
+// scheduleRevised is design §5b.2: walk the release queue (by predicted
+// virtual size), then the unreleased jobs (virtual SRPT order). A job
+// starts now when Heavy-Edge places it on the free GPUs (consolidated, for
+// a communication-heavy job before its deadline) and its predicted run
+// (median) fits the free-GPU profile, that is, it delays no reservation
+// made before it in the walk. Each of the first K released jobs that
+// cannot start gets the earliest window of its predicted length. Jobs
+// started here enter the running set after the walk, so the profile never
+// counts them twice.
+func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
+	started := a.buf[:0]
+	a.prof.reset(now, free.Total(), a.run.reader(now))
+	k := max(a.env.Params.Reservations, 1)
+	reserved, seen, depth := 0, 0, a.env.Params.Depth
+	visit := func(t *Task) bool {
+		if free.Total() == 0 {
+			return false
+		}
+		seen++
+		if depth > 0 && seen > depth {
+			return false
+		}
+		d := a.run.est(t, t.AlphaMin)
+		if t.GPUs <= free.Total() && a.prof.fits(now, d, t.GPUs) {
+			if p, alpha, ok := a.place(t, free); ok {
+				deadline := t.Released + a.env.Params.Tau*t.virtual
+				switch {
+				case a.consolidated(t, alpha) || (t.released && now >= deadline):
+					if da := a.run.est(t, alpha); da <= d || a.prof.fits(now, da, t.GPUs) {
+						a.start(now, t, p, alpha, free)
+						a.prof.add(now, da, t.GPUs)
+						started = append(started, t)
+						return true
+					}
+				case t.released:
+					// A communication-heavy job waits for a consolidated
+					// placement until its deadline; its reservation below
+					// holds the GPUs it would take now.
+					a.waitTill = math.Min(a.waitTill, deadline)
+				}
+			}
+		}
+		if t.released && reserved < k {
+			a.prof.add(a.prof.earliest(d, t.GPUs), d, t.GPUs)
+			reserved++
+		}
+		return true
+	}
+	stopped := false
+	a.queue.Ascend(func(t *Task) bool {
+		if !visit(t) {
+			stopped = true
+			return false
+		}
+		return true
+	})
+	if !stopped {
+		a.vm.Ascend(visit)
+	}
+	return started
 }

@@ -31,6 +31,9 @@ func keyWork(t *Task) float64     { return float64(t.GPUs) * t.Est.Seconds }
 // Run-time estimates used for reservations: the prediction, or the user's
 // time limit as Slurm's backfill uses it.
 func estPredicted(t *Task, alpha float64) float64 { return t.PredictedOn(alpha) }
+
+// estFit is the median prediction, for fitting into holes (design §5b.4).
+func estFit(t *Task, alpha float64) float64 { return t.FitOn(alpha) }
 func estLimit(t *Task, _ float64) float64 {
 	if t.TimeLimit > 0 {
 		return t.TimeLimit
@@ -103,6 +106,34 @@ func (r *running) refresh(now float64) {
 // go on for once it has outlived its prediction.
 const minRemaining = 60
 
+// reader returns a function that yields the running jobs in ascending
+// order of predicted end (with their GPUs), one O(log n) step per call,
+// after re-estimating the overdue ones. It is valid until the set changes.
+func (r *running) reader(now float64) func() (float64, int, bool) {
+	r.refresh(now)
+	var last *Task
+	return func() (float64, int, bool) {
+		var got *Task
+		visit := func(t *Task) bool {
+			if t == last {
+				return true
+			}
+			got = t
+			return false
+		}
+		if last == nil {
+			r.tree.Ascend(visit)
+		} else {
+			r.tree.AscendGreaterOrEqual(last, visit)
+		}
+		if got == nil {
+			return 0, 0, false
+		}
+		last = got
+		return got.end, got.GPUs, true
+	}
+}
+
 // shadow returns the earliest time at which need GPUs are predicted to be
 // free (count only, as Slurm's reservation), and how many GPUs beyond need
 // will be free then.
@@ -171,7 +202,10 @@ type dispatcher struct {
 	buf   []*Task
 }
 
-var _ Policy = (*dispatcher)(nil)
+var (
+	_ Policy  = (*dispatcher)(nil)
+	_ Updater = (*dispatcher)(nil)
+)
 
 func newDispatcher(name string, env *Env, m mode, key func(*Task) float64, est func(*Task, float64) float64) *dispatcher {
 	return &dispatcher{starter: starter{env: env}, name: name, mode: m, key: key,
@@ -196,6 +230,17 @@ func (d *dispatcher) Withdraw(_ float64, t *Task) {
 	if !t.running {
 		d.queue.Delete(t)
 	}
+}
+
+// Update implements Updater: the job is re-keyed by its new estimate.
+func (d *dispatcher) Update(_ float64, t *Task, est predictor.Estimate) {
+	if t.running || !d.queue.Has(t) {
+		return
+	}
+	d.queue.Delete(t)
+	t.Est = est
+	t.key = d.key(t)
+	d.queue.ReplaceOrInsert(t)
 }
 
 func (d *dispatcher) Restore(now float64, t *Task, _ float64, _ bool) { d.Arrive(now, t) }

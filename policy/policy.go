@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/predictor"
 )
 
 // Decision is one change a scheduling pass makes.
@@ -51,6 +52,14 @@ type Policy interface {
 	// the other policies treat it as Arrive. Restore jobs in the order
 	// Pending returned them before the restart.
 	Restore(now float64, t *Task, remaining float64, released bool)
+}
+
+// Updater is implemented by the policies that order waiting jobs by
+// their predictions. Update replaces a waiting job's estimate with est (it
+// was predicted again at now, design §5b.3) and re-orders it; it is a no-op
+// for a running job or one the policy does not hold.
+type Updater interface {
+	Update(now float64, t *Task, est predictor.Estimate)
 }
 
 // Names lists the registered policy names in their display order.

@@ -63,13 +63,23 @@ type Params struct {
 	// Depth bounds how many queued jobs one scheduling pass examines past
 	// the head (as Slurm's bf_max_job_test does); ≤ 0 means no bound.
 	Depth int
+	// Reservations is K of A-SRPT's revised dispatch (design §5b.2): the
+	// first K released jobs that cannot start now each get the earliest
+	// window of their predicted length in the free-GPU profile; later
+	// jobs start only where they delay none of them. ≥ 1.
+	Reservations int
 }
 
 // DefaultParams returns the documented defaults: COMM_HEAVY 1.5, τ 0,
-// slack 0.05, unseen jobs first, depth 1000.
+// slack 0.05, unseen jobs first, depth 1000, K = DefaultReservations.
 func DefaultParams() Params {
-	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFirst, Depth: 1000}
+	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFirst, Depth: 1000,
+		Reservations: DefaultReservations}
 }
+
+// DefaultReservations is the default K of A-SRPT's revised dispatch,
+// chosen on the quality suite (README, "Where asrpt departs…").
+const DefaultReservations = 16
 
 // Env is what the policies need of the world. It is shared by every policy
 // of one replay or sidecar and is read-only after construction.
@@ -104,8 +114,12 @@ type Task struct {
 	// Reference is the job's true run time at α_min, seconds: Iterations·α_min
 	// for a profiled job, RunTime otherwise (0 when not known yet).
 	Reference float64
-	// Est is the prediction made at arrival for the reference run time.
+	// Est is the current prediction for the reference run time: made at
+	// arrival, replaced when the job is predicted again while it waits.
 	Est predictor.Estimate
+	// UnseenAtSubmit reports that the predictor knew nothing like the job
+	// when it was submitted (Est.Known was false at arrival).
+	UnseenAtSubmit bool
 
 	// Scheduling state, owned by the policy and the simulator.
 
@@ -133,7 +147,7 @@ type Task struct {
 // NewTask derives a Task from j at its arrival, with prediction est for its
 // reference run time. The seq number breaks ties between equal keys.
 func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error) {
-	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est,
+	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est, UnseenAtSubmit: !est.Known,
 		Released: math.NaN(), Start: math.NaN()}
 	if j.GPUs <= 0 {
 		return nil, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
@@ -169,6 +183,15 @@ func (t *Task) PredictedOn(alpha float64) float64 {
 		return t.Est.Seconds
 	}
 	return t.Est.Seconds * alpha / t.AlphaMin
+}
+
+// FitOn returns the median predicted run time in seconds under a placement
+// with per-iteration time alpha, for fitting into a reservation hole.
+func (t *Task) FitOn(alpha float64) float64 {
+	if t.Prof == nil || t.AlphaMin <= 0 {
+		return t.Est.Fit()
+	}
+	return t.Est.Fit() * alpha / t.AlphaMin
 }
 
 // TrueRunTime returns the task's real run time in seconds under a placement

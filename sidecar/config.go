@@ -318,6 +318,9 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	if c.Params.Depth < 0 {
 		add("policy.depth", "%d: must not be negative (0: no bound)", c.Params.Depth)
 	}
+	if c.Params.Reservations < 1 {
+		add("policy.reservations", "%d: must be at least 1", c.Params.Reservations)
+	}
 	switch c.Predictor {
 	case "forest", "mean", "limit":
 	case "oracle":
@@ -597,6 +600,7 @@ func (c *Config) fields(unseen *string) []field {
 		{"policy.slack", float(&c.Params.Slack)},
 		{"policy.unseen", str(unseen)},
 		{"policy.depth", integer(&c.Params.Depth)},
+		{"policy.reservations", integer(&c.Params.Reservations)},
 		{"predictor.name", str(&c.Predictor)},
 		{"predictor.retrain_interval", dur(&c.Retrain)},
 		{"predictor.history", dur(&c.History)},

@@ -103,6 +103,10 @@ type Sidecar struct {
 	active   map[string]int // open incidents: key → occurrences
 	seen     map[string]bool
 	dirty    bool
+	// regroups holds the recurrence groups (predictor.GroupKey) of the
+	// jobs accounting reported finished this cycle: their waiting jobs are
+	// predicted again (design §5b.3).
+	regroups map[string]bool
 
 	labels []uint32
 	cur    []uint32
@@ -151,7 +155,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 	s := &Sidecar{
 		cfg: cfg, cl: o.Cluster, env: env, pol: pol, pred: pred, slurm: o.Slurm, log: o.Log,
 		m: newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
-		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{},
+		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
 		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
 		clock: math.Inf(-1),
 	}
@@ -285,6 +289,7 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 	}
 	s.clock = t
 	rep.Arrived = s.reconcile(t, jobs, &rep)
+	s.repredict(t)
 	free := s.freeModel(nodes, jobs)
 	s.placeDispatched(t, free)
 	rep.Dispatched = s.schedule(t, free)
@@ -383,6 +388,7 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 				continue
 			}
 			s.pred.Observe(j, predictor.End(j))
+			s.regroups[predictor.GroupKey(j)] = true
 			if f, ok := s.finished[j.ID]; ok {
 				delete(s.finished, j.ID)
 				s.m.predRatio.Observe(f.est / j.RunTime)
@@ -397,6 +403,28 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 			delete(s.finished, id)
 		}
 	}
+}
+
+// repredict predicts again the waiting jobs whose recurrence group had a
+// job finish since the last cycle and hands the changed estimates to the
+// policy, which re-orders them (design §5b.3).
+func (s *Sidecar) repredict(t float64) {
+	if len(s.regroups) == 0 {
+		return
+	}
+	if upd, ok := s.pol.(policy.Updater); ok {
+		for _, e := range s.entries {
+			if e.ph != phQueued || e.task == nil || !s.regroups[predictor.GroupKey(&e.job)] {
+				continue
+			}
+			if est := s.pred.Repredict(&e.job, t); est != e.est {
+				e.est = est
+				upd.Update(t, e.task, est)
+				s.dirty = true
+			}
+		}
+	}
+	clear(s.regroups)
 }
 
 // eligible reports whether a Slurm job may be managed, and why not.

@@ -36,12 +36,15 @@ type savedState struct {
 
 // savedJob is one tracked job.
 type savedJob struct {
-	Job   job.Job `json:"job"`
-	Seq   int     `json:"seq"`
-	Est   float64 `json:"est_s"`
-	Known bool    `json:"known"`
-	Phase string  `json:"phase"`
-	Why   string  `json:"why,omitempty"`
+	Job job.Job `json:"job"`
+	Seq int     `json:"seq"`
+	Est float64 `json:"est_s"`
+	// Median is the estimate's median, seconds (0: the predictor gave one
+	// number).
+	Median float64 `json:"median_s,omitempty"`
+	Known  bool    `json:"known"`
+	Phase  string  `json:"phase"`
+	Why    string  `json:"why,omitempty"`
 	// Remaining is the virtual work left, seconds (Task.VirtualRemaining);
 	// Released says whether the virtual machine had released the job;
 	// Order is its 0-based position in the policy's Pending order (queued
@@ -148,7 +151,7 @@ func (s *Sidecar) snapshot() *savedState {
 		order[t] = i
 	}
 	for _, e := range s.entries {
-		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Known: e.est.Known, Phase: e.ph.String(),
+		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff}
 		if e.ph == phQueued && e.task != nil {
@@ -190,11 +193,11 @@ func (s *Sidecar) restore(st *savedState) error {
 		sj := &st.Jobs[i]
 		ph, ok := byPhase[sj.Phase]
 		if !ok || sj.Job.ID == "" || s.entries[sj.Job.ID] != nil || sj.Seq < 0 || sj.Seq >= st.NextSeq ||
-			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) || sj.Order < 0 {
+			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) || !(sj.Median >= 0) || math.IsInf(sj.Median, 0) || sj.Order < 0 {
 			s.resetState()
 			return fmt.Errorf("%w: job %d (%q): bad record", ErrCorruptState, i, sj.Job.ID)
 		}
-		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Known: sj.Known},
+		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff}

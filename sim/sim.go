@@ -37,6 +37,10 @@ type Config struct {
 	// Progress, when not nil, is called now and then with the number of
 	// finished jobs and the total.
 	Progress func(done, total int)
+	// Frozen, when true, keeps every prediction made at submit: waiting
+	// jobs are not predicted again when jobs of their group finish (design
+	// §5b.3; for measuring what re-prediction brings).
+	Frozen bool
 	// Check, when true, verifies the free-GPU accounting after every event
 	// (slow; for tests).
 	Check bool
@@ -177,6 +181,42 @@ func RunPrepared(ctx context.Context, prepared []job.Job, excluded int, env *pol
 	return run(ctx, prepared, excluded, env, cfg)
 }
 
+// maxRepredict bounds how many waiting jobs of one (user, family) group
+// are predicted again when a job of the group finishes: the longest-waiting
+// ones first. It bounds the work of one completion whatever the queue.
+const maxRepredict = 256
+
+// regroup is the index of waiting jobs by (user, name family), for
+// re-prediction: each group's jobs in arrival order, started ones dropped
+// lazily.
+type regroup map[string][]*policy.Task
+
+// repredict predicts again the waiting jobs of the group of the job that
+// just finished and hands the changed estimates to the policy.
+func (g regroup) repredict(now float64, done *policy.Task, pred predictor.Predictor, upd policy.Updater) {
+	key := predictor.GroupKey(done.Job)
+	list := g[key]
+	k := 0
+	for _, t := range list {
+		if t.Pending() && t != done {
+			list[k] = t
+			k++
+		}
+	}
+	clear(list[k:])
+	list = list[:k]
+	if k == 0 {
+		delete(g, key)
+		return
+	}
+	g[key] = list
+	for _, t := range list[:min(k, maxRepredict)] {
+		if est := pred.Repredict(t.Job, now); est != t.Est {
+			upd.Update(now, t, est)
+		}
+	}
+}
+
 // maxStill bounds how many steps in a row may happen at one instant; more
 // means a policy keeps asking for an event that does not move time.
 const maxStill = 100000
@@ -194,6 +234,11 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 	pred := cfg.Predictor
 	if _, oracle := policy.Split(cfg.Policy); oracle || pred == nil {
 		pred = predictor.Oracle{}
+	}
+	upd, _ := pol.(policy.Updater)
+	var groups regroup
+	if _, isOracle := pred.(predictor.Oracle); upd != nil && !cfg.Frozen && !isOracle {
+		groups = regroup{}
 	}
 	n := len(jobs)
 	res := &Result{Policy: cfg.Policy, Predictor: pred.Name(), Jobs: make([]JobResult, n),
@@ -253,6 +298,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			st.res.RunTime += c.at - t.Start
 			pol.Finish(now, t)
 			pred.Observe(t.Job, c.at)
+			if groups != nil {
+				groups.repredict(now, t, pred, upd)
+			}
 			done++
 			if cfg.Progress != nil && done%progressEvery == 0 {
 				cfg.Progress(done, n)
@@ -271,6 +319,10 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			*st.res = JobResult{ID: j.ID, User: j.User, GPUs: j.GPUs, Submit: j.Submit,
 				Start: math.NaN(), Reference: t.Reference, Predicted: est.Seconds}
 			pol.Arrive(now, t)
+			if groups != nil {
+				key := predictor.GroupKey(j)
+				groups[key] = append(groups[key], t)
+			}
 			pending++
 			next++
 		}

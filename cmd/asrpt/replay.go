@@ -54,6 +54,7 @@ type replayFlags struct {
 	parallel          int
 	retrainEvery      float64
 	progress          string
+	frozen            bool
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -66,7 +67,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&f.gpn, "gpus-per-node", defaultGPUsPerNode, "GPUs per node of the replayed cluster")
 	fs.StringVar(&f.slurmConf, "slurm-conf", "", "take the cluster from Slurm's configuration `dir` (slurm.conf, gres.conf, topology.conf)")
 	fs.StringVar(&f.policies, "policies", strings.Join(defaultPolicies, ","), "comma-separated policies (any with -oracle for perfect predictions)")
-	fs.StringVar(&f.predictor, "predictor", "mean", "run-time predictor: oracle, limit, mean or forest")
+	fs.StringVar(&f.predictor, "predictor", "forest", "run-time predictor: oracle, limit, mean or forest")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the generated workload and of the predictor")
 	fs.IntVar(&f.jobs, "jobs", defaultJobs, "jobs in the generated workload (without --trace)")
 	fs.Float64Var(&f.load, "load", trace.DefaultGenConfig().Load, "offered load of the generated workload, as a share of the cluster's GPUs")
@@ -78,6 +79,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Float64Var(&f.params.Slack, "slack", f.params.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
 	fs.StringVar(&f.unseen, "unseen", f.params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
 	fs.IntVar(&f.params.Depth, "depth", f.params.Depth, "jobs examined per scheduling pass past the head (0: all)")
+	fs.IntVar(&f.params.Reservations, "reservations", f.params.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K, ≥ 1)")
+	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	fs.Float64Var(&f.retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
@@ -89,6 +92,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	f.params.Unseen = u
+	if f.params.Reservations < 1 {
+		return fmt.Errorf("%w: --reservations %d: want ≥ 1", errUsage, f.params.Reservations)
+	}
 	return replay(ctx, f, stdout, stderr)
 }
 
@@ -186,7 +192,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			pred, _ := newPredictor(f.predictor, f.seed, f.retrainEvery)
 			start := time.Now()
 			r, err := sim.RunPrepared(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
-				Params: f.params, Predictor: pred, Progress: bar.update(i, name)})
+				Params: f.params, Predictor: pred, Frozen: f.frozen, Progress: bar.update(i, name)})
 			if err != nil {
 				errs[i] = fmt.Errorf("policy %s: %w", name, err)
 				return
