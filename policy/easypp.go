@@ -65,12 +65,14 @@ func (r runPair) mean() float64 {
 //     to run prediction·α/α_min seconds, capped by its time limit; a plain
 //     job runs the prediction.
 //   - Correction: when a running job reaches its predicted end and is still
-//     running, its predicted end becomes now plus the next of
-//     easyPPIncrements, but not past Start + time limit while the job has
-//     not reached its limit (past it, the increments go on uncapped: the
-//     replay does not enforce limits). A correction moves the shadow time,
-//     so NextEvent reports the earliest predicted end of a running job while
-//     a job waits.
+//     running, its predicted end moves on by the next of easyPPIncrements
+//     (so the prediction becomes the elapsed time plus that increment), but
+//     not past Start + time limit while the job has not reached its limit
+//     (past it, the increments go on uncapped: the replay does not enforce
+//     limits). A correction moves the shadow time, so NextEvent reports the
+//     earliest predicted end of a running job while a job waits. The
+//     doubling of running.refresh is not used: these are the paper's
+//     increments.
 //   - Oracle variant (name with OracleSuffix): the caller's perfect
 //     prediction t.Est.Seconds replaces the user history, uncapped; the
 //     correction still applies (it only acts on a job that outruns its
