@@ -1,0 +1,125 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// SacctWriteFields are the fields WriteSacct writes, in order: the part of
+// RecommendedSacct a job history without a schedule can fill (no Start,
+// End or NodeList, which only a real run has).
+var SacctWriteFields = []string{
+	"JobIDRaw", "JobName", "User", "Account", "Partition", "QOS",
+	"Submit", "ElapsedRaw", "TimelimitRaw", "NNodes", "AllocTRES", "State",
+}
+
+// maxSacctTime is the last second sacct's YYYY-MM-DDTHH:MM:SS can print
+// (9999-12-31T23:59:59Z).
+const maxSacctTime = 253402300799
+
+// WriteSacct writes jobs as `sacct -P -X -o` with SacctWriteFields prints
+// them, header line included, so that Read with format Sacct reads them
+// back. sacct keeps whole seconds and minutes, so the round trip is exact
+// only for whole numbers; otherwise what reads back is:
+//
+//   - Submit: rounded down to the second, printed in UTC as
+//     YYYY-MM-DDTHH:MM:SS (the reader's default zone);
+//   - RunTime (ElapsedRaw): rounded to the nearest second, at least 1 s for
+//     a job that ran (0 stays 0, a job the reader skips as never run);
+//   - TimeLimit (TimelimitRaw): rounded up to whole minutes (a limit is
+//     never shortened), 0 printed as UNLIMITED;
+//   - Nodes: NNodes, empty when 0;
+//   - GPUs: AllocTRES "gres/gpu=N,node=M" (a job without GPUs has no
+//     gres/gpu entry and is skipped by the reader);
+//   - Profile and Iterations are not sacct fields and are dropped: a
+//     profiled job reads back as a plain job of its RunTime;
+//   - text fields lose surrounding spaces (the reader trims them).
+//
+// A job whose id is empty or contains '.' (read as a job step), a field
+// holding '|' or a line break, a submit time outside what sacct prints, or
+// a negative or non-finite run time or limit is an error naming the job.
+func WriteSacct(w io.Writer, jobs []job.Job) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if _, err := bw.WriteString(strings.Join(SacctWriteFields, "|") + "\n"); err != nil {
+		return fmt.Errorf("trace: write sacct: %w", err)
+	}
+	rec := make([]string, len(SacctWriteFields))
+	for i := range jobs {
+		if err := sacctRecord(rec, &jobs[i]); err != nil {
+			return fmt.Errorf("trace: write sacct: job %q: %w", jobs[i].ID, err)
+		}
+		if _, err := bw.WriteString(strings.Join(rec, "|") + "\n"); err != nil {
+			return fmt.Errorf("trace: write sacct: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("trace: write sacct: %w", err)
+	}
+	return nil
+}
+
+// sacctRecord fills rec with the fields of j in SacctWriteFields order.
+func sacctRecord(rec []string, j *job.Job) error {
+	if j.ID == "" {
+		return fmt.Errorf("%w: empty id", ErrValue)
+	}
+	if strings.Contains(j.ID, ".") {
+		return fmt.Errorf("%w: id with '.' would read back as a job step", ErrValue)
+	}
+	if !finite(j.Submit) || j.Submit < 0 || j.Submit >= maxSacctTime+1 {
+		return fmt.Errorf("%w: submit %v s outside 0..%d", ErrValue, j.Submit, maxSacctTime)
+	}
+	if !finite(j.RunTime) || j.RunTime < 0 {
+		return fmt.Errorf("%w: run time %v s, want a finite number ≥ 0", ErrValue, j.RunTime)
+	}
+	if !finite(j.TimeLimit) || j.TimeLimit < 0 {
+		return fmt.Errorf("%w: time limit %v s, want a finite number ≥ 0", ErrValue, j.TimeLimit)
+	}
+	if j.GPUs < 0 || j.Nodes < 0 {
+		return fmt.Errorf("%w: %d GPUs on %d nodes", ErrValue, j.GPUs, j.Nodes)
+	}
+	elapsed := math.Round(j.RunTime)
+	if j.RunTime > 0 {
+		elapsed = max(1, elapsed)
+	}
+	limit := "UNLIMITED"
+	if j.TimeLimit > 0 {
+		limit = strconv.FormatFloat(math.Ceil(j.TimeLimit/60), 'f', 0, 64)
+	}
+	nodes := ""
+	if j.Nodes > 0 {
+		nodes = strconv.Itoa(j.Nodes)
+	}
+	var tres []string
+	if j.GPUs > 0 {
+		tres = append(tres, "gres/gpu="+strconv.Itoa(j.GPUs))
+	}
+	if j.Nodes > 0 {
+		tres = append(tres, "node="+strconv.Itoa(j.Nodes))
+	}
+	rec[0] = j.ID
+	rec[1] = j.Name
+	rec[2] = j.User
+	rec[3] = j.Account
+	rec[4] = j.Partition
+	rec[5] = j.QOS
+	rec[6] = time.Unix(int64(math.Floor(j.Submit)), 0).UTC().Format(sacctLayout)
+	rec[7] = strconv.FormatFloat(elapsed, 'f', 0, 64)
+	rec[8] = limit
+	rec[9] = nodes
+	rec[10] = strings.Join(tres, ",")
+	rec[11] = j.State
+	for k, v := range rec {
+		if strings.ContainsAny(v, "|\r\n") {
+			return fmt.Errorf("%w: field %s %q holds '|' or a line break", ErrValue, SacctWriteFields[k], v)
+		}
+	}
+	return nil
+}
