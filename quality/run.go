@@ -1,0 +1,256 @@
+package quality
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/report"
+	"github.com/asrpt/asrpt/sim"
+)
+
+// Config is one run of the suite.
+type Config struct {
+	// Policies are the policy names replayed on every case (policy.Names,
+	// each optionally with policy.OracleSuffix).
+	Policies []string
+	// Params are the policy tunables.
+	Params policy.Params
+	// NewPredictor returns a fresh predictor for one replay; it is called
+	// once per (case, policy). The oracle variants ignore what it returns.
+	NewPredictor func() (predictor.Predictor, error)
+	// Parallel is how many replays run at once (0: GOMAXPROCS).
+	Parallel int
+	// Candidate and Preemptive name the policy judged and the preemptive
+	// policy kept out of the baselines in the summary ("" : "asrpt" and
+	// "las"; see Summarize).
+	Candidate, Preemptive string
+	// Progress, when not nil, is called once per finished case, in the
+	// order the cases finish, with the count of finished cases and the
+	// total; calls do not overlap.
+	Progress func(done, total int, c *CaseResult)
+}
+
+// Default names of the summary's candidate and preemptive policy.
+const (
+	DefaultCandidate  = "asrpt"
+	DefaultPreemptive = "las"
+)
+
+// Result is everything a run of the suite produces. The JSON names are the
+// output contract of `asrpt quality --json`.
+type Result struct {
+	Policies []string `json:"policies"`
+	// Skipped names the suite's cases left out of the run (trace files not
+	// given).
+	Skipped []string     `json:"skipped_cases,omitempty"`
+	Cases   []CaseResult `json:"cases"`
+	Summary Summary      `json:"summary"`
+	// WallSeconds is the run's wall time, seconds.
+	WallSeconds float64 `json:"wall_s"`
+}
+
+// CaseResult is one case: its workload, lower bound and every policy's
+// figures (report.Summary, RatioToLB being total JCT / LowerBound).
+type CaseResult struct {
+	Name        string `json:"name"`
+	Source      string `json:"source"`
+	Nodes       int    `json:"nodes"`
+	GPUsPerNode int    `json:"gpus_per_node"`
+	GPUs        int    `json:"gpus"`
+	// Jobs is the number of jobs replayed; Excluded those left out as
+	// larger than the cluster.
+	Jobs     int `json:"jobs"`
+	Excluded int `json:"excluded_jobs"`
+	// LowerBound is the lower bound on the total JCT, seconds.
+	LowerBound float64 `json:"lower_bound_total_jct_s"`
+	// Policies are in Config.Policies order.
+	Policies []report.Summary `json:"policies"`
+	// WallSeconds is the sum of the case's replay wall times, seconds.
+	WallSeconds float64 `json:"wall_s"`
+}
+
+// Policy returns the figures of policy name, or nil when it was not run.
+func (c *CaseResult) Policy(name string) *report.Summary {
+	for i := range c.Policies {
+		if c.Policies[i].Policy == name {
+			return &c.Policies[i]
+		}
+	}
+	return nil
+}
+
+// prepared is a case ready to replay.
+type prepared struct {
+	cluster  *cluster.Cluster
+	env      *policy.Env
+	jobs     []job.Job
+	excluded int
+	lb       float64
+}
+
+// Run replays every policy of cfg on every case and summarises the result.
+// Cases are loaded and prepared first, in order; the replays then run
+// cfg.Parallel at a time, case after case. It stops at the first error, or
+// with ctx's error when ctx is done.
+func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
+	start := time.Now()
+	if len(cfg.Policies) == 0 {
+		return nil, errors.New("quality: no policy to replay")
+	}
+	if len(cases) == 0 {
+		return nil, errors.New("quality: no case to replay")
+	}
+	if cfg.NewPredictor == nil {
+		return nil, errors.New("quality: no predictor")
+	}
+	res := &Result{Policies: append([]string(nil), cfg.Policies...), Cases: make([]CaseResult, len(cases))}
+	preps := make([]prepared, len(cases))
+	for i, c := range cases {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := prepare(c, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("case %s: %w", c.Name, err)
+		}
+		preps[i] = p
+		res.Cases[i] = CaseResult{Name: c.Name, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
+			GPUs: p.env.G, Jobs: len(p.jobs), Excluded: p.excluded, LowerBound: p.lb,
+			Policies: make([]report.Summary, len(cfg.Policies))}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type task struct{ c, p int }
+	tasks := make(chan task)
+	left := make([]int, len(cases))
+	for i := range left {
+		left[i] = len(cfg.Policies)
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		wg       sync.WaitGroup
+	)
+	workers := cfg.Parallel
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for range min(workers, len(cases)*len(cfg.Policies)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range tasks {
+				s, err := replay(ctx, cases[t.c].Name, &preps[t.c], cfg.Policies[t.p], cfg)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+						cancel()
+					}
+					mu.Unlock()
+					continue
+				}
+				cr := &res.Cases[t.c]
+				cr.Policies[t.p] = s
+				cr.WallSeconds += s.WallSeconds
+				if left[t.c]--; left[t.c] == 0 {
+					done++
+					preps[t.c].jobs = nil
+					if cfg.Progress != nil && firstErr == nil {
+						cfg.Progress(done, len(cases), cr)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for c := range cases {
+		for p := range cfg.Policies {
+			select {
+			case tasks <- task{c, p}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(tasks)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cand, pre := cfg.Candidate, cfg.Preemptive
+	if cand == "" {
+		cand = DefaultCandidate
+	}
+	if pre == "" {
+		pre = DefaultPreemptive
+	}
+	res.Summary = Summarize(res.Cases, res.Policies, cand, pre)
+	res.WallSeconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// prepare loads a case's jobs and computes its lower bound.
+func prepare(c Case, cfg Config) (prepared, error) {
+	if c.Nodes <= 0 || c.GPUsPerNode <= 0 || c.GPUsPerNode > cluster.MaxGPUsPerNode {
+		return prepared{}, fmt.Errorf("cluster %d nodes × %d GPUs: want nodes > 0 and 1..%d GPUs per node",
+			c.Nodes, c.GPUsPerNode, cluster.MaxGPUsPerNode)
+	}
+	jobs, err := c.Jobs()
+	if err != nil {
+		return prepared{}, err
+	}
+	cl := cluster.Uniform(c.Nodes, c.GPUsPerNode)
+	env := policy.NewEnv(cl, cfg.Params)
+	jobs, excluded, err := sim.Prepare(jobs, env)
+	if err != nil {
+		return prepared{}, err
+	}
+	if len(jobs) == 0 {
+		return prepared{}, fmt.Errorf("no job fits the cluster's %d GPUs (%d larger)", env.G, excluded)
+	}
+	lb := sim.ComputeLowerBound(jobs, env.G)
+	return prepared{cluster: cl, env: env, jobs: jobs, excluded: excluded, lb: lb.Total}, nil
+}
+
+// replay runs one policy on one prepared case.
+func replay(ctx context.Context, caseName string, p *prepared, name string, cfg Config) (report.Summary, error) {
+	if err := ctx.Err(); err != nil {
+		return report.Summary{}, err
+	}
+	pred, err := cfg.NewPredictor()
+	if err != nil {
+		return report.Summary{}, fmt.Errorf("case %s: policy %s: %w", caseName, name, err)
+	}
+	start := time.Now()
+	r, err := sim.RunPrepared(ctx, p.jobs, p.excluded, p.env, sim.Config{Cluster: p.cluster, Policy: name,
+		Params: cfg.Params, Predictor: pred})
+	if err != nil {
+		return report.Summary{}, fmt.Errorf("case %s: policy %s: %w", caseName, name, err)
+	}
+	wall := time.Since(start).Seconds()
+	s := report.Summarize(r, p.lb)
+	s.WallSeconds = wall
+	if f, ok := pred.(*predictor.Forest); ok && r.Predictor == f.Name() {
+		st := f.Stats()
+		s.Trainings, s.TrainSeconds = st.Trainings, st.TrainSeconds
+	}
+	if wall > 0 {
+		s.EventsPerSecond = float64(r.Events) / wall
+	}
+	return s, nil
+}

@@ -1,0 +1,218 @@
+package quality
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// tinyCases are two small generated cases (a few hundred jobs on 4 nodes
+// of 8 GPUs), one of them through the sacct writer and reader.
+func tinyCases() []Case {
+	cfg := trace.DefaultGenConfig()
+	cfg.Jobs, cfg.Seed, cfg.Load, cfg.ClusterGPUs = 300, 5, 1.2, 32
+	sacct := cfg
+	sacct.Seed, sacct.Jobs = 6, 200
+	return []Case{
+		GenCase("tiny-gen", "generated, 300 jobs, load 1.2, seed 5", cfg),
+		SacctCase("tiny-sacct", "generated → sacct -P, 200 jobs, load 1.2, seed 6", sacct),
+	}
+}
+
+func tinyConfig(parallel int) Config {
+	return Config{
+		Policies: []string{"fifo", "asrpt"},
+		Params:   policy.DefaultParams(),
+		NewPredictor: func() (predictor.Predictor, error) {
+			return predictor.ByName("mean", predictor.DefaultConfig())
+		},
+		Parallel: parallel,
+	}
+}
+
+func TestRunTiny(t *testing.T) {
+	var progress []string
+	cfg := tinyConfig(2)
+	cfg.Progress = func(done, total int, c *CaseResult) {
+		if total != 2 || len(c.Policies) != 2 {
+			t.Errorf("progress %d/%d for %s with %d policies", done, total, c.Name, len(c.Policies))
+		}
+		progress = append(progress, c.Name)
+	}
+	res, err := Run(context.Background(), tinyCases(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(progress) != 2 {
+		t.Errorf("progress called for %v, want both cases", progress)
+	}
+	if len(res.Cases) != 2 {
+		t.Fatalf("%d cases, want 2", len(res.Cases))
+	}
+	for _, c := range res.Cases {
+		if c.Jobs == 0 || c.GPUs != 32 || !(c.LowerBound > 0) || len(c.Policies) != 2 {
+			t.Errorf("case %s: %d jobs, %d GPUs, lower bound %v, %d policies", c.Name, c.Jobs, c.GPUs, c.LowerBound, len(c.Policies))
+		}
+		for i, p := range c.Policies {
+			if p.Policy != cfg.Policies[i] || p.Predictor != "mean" || p.RatioToLB < 1-1e-9 || p.TotalJCT != p.RatioToLB*c.LowerBound {
+				t.Errorf("case %s policy %d: %s predictor %s ×LB %v total %v", c.Name, i, p.Policy, p.Predictor, p.RatioToLB, p.TotalJCT)
+			}
+		}
+	}
+	s := res.Summary
+	if s.Candidate != "asrpt" || s.Preemptive != "las" || s.VsBestBaseline.Cases != 2 || s.VsPreemptive.Cases != 0 || s.VsOracle.Cases != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	for _, c := range s.Cases {
+		if c.BestBaseline != "fifo" || c.Verdict == "" {
+			t.Errorf("case summary %+v: want fifo as the best (only) baseline and a verdict", c)
+		}
+	}
+
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	table := buf.String()
+	for _, want := range []string{"tiny-gen", "tiny-sacct", "geomean", "fifo", "asrpt/best", "asrpt / best non-oracle non-preemptive baseline", "of 2 cases"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "-oracle variants") {
+		t.Errorf("table has an oracle section without oracle policies:\n%s", table)
+	}
+
+	golden := filepath.Join("testdata", "tiny.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./quality -run TestRunTiny -update to create it)", err)
+	}
+	if table != string(want) {
+		t.Errorf("table differs from %s (rerun with -update if the change is meant):\n got:\n%s\nwant:\n%s", golden, table, want)
+	}
+
+	// One replay at a time gives the same table.
+	res1, err := Run(context.Background(), tinyCases(), tinyConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf1 bytes.Buffer
+	if err := res1.WriteTable(&buf1); err != nil {
+		t.Fatal(err)
+	}
+	if buf1.String() != table {
+		t.Errorf("table with --parallel 1 differs:\n%s\nwith 2:\n%s", buf1.String(), table)
+	}
+	var js bytes.Buffer
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"cases"`, `"lower_bound_total_jct_s"`, `"total_jct_s"`, `"ratio_to_lb"`, `"vs_best_baseline"`, `"geomean"`} {
+		if !bytes.Contains(js.Bytes(), []byte(key)) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, tinyCases(), tinyConfig(2)); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	boom := errors.New("boom")
+	bad := []Case{{Name: "bad", Nodes: 1, GPUsPerNode: 8, Jobs: func() ([]job.Job, error) { return nil, boom }}}
+	if _, err := Run(context.Background(), bad, tinyConfig(1)); !errors.Is(err, boom) || !strings.Contains(err.Error(), "case bad") {
+		t.Errorf("error %v, want boom naming the case", err)
+	}
+	cfg := tinyConfig(1)
+	cfg.Policies = []string{"fifo", "no-such-policy"}
+	if _, err := Run(context.Background(), tinyCases(), cfg); err == nil || !strings.Contains(err.Error(), "no-such-policy") {
+		t.Errorf("error %v, want one naming the unknown policy", err)
+	}
+}
+
+func TestSuite(t *testing.T) {
+	cases, skipped := Suite("")
+	if len(cases) != 8 || len(skipped) != 6 {
+		t.Errorf("without traces: %d cases, %d skipped; want 8 and 6", len(cases), len(skipped))
+	}
+	all, skipped := Suite("/traces")
+	if len(all) != 14 || len(skipped) != 0 {
+		t.Errorf("with traces: %d cases, %d skipped; want 14 and 0", len(all), len(skipped))
+	}
+	seen := map[string]bool{}
+	for _, c := range all {
+		if seen[c.Name] || strings.ContainsAny(c.Name, " ,") || c.Source == "" || c.Nodes <= 0 || c.GPUsPerNode <= 0 {
+			t.Errorf("case %+v: duplicate or malformed", c)
+		}
+		seen[c.Name] = true
+	}
+	if got := Select(all, []string{"philly", "s2"}); len(got) != 5 {
+		t.Errorf("Select philly, s2: %d cases, want 5 (3 philly, 2 seed 2)", len(got))
+	}
+	if got := Select(all, nil); len(got) != len(all) {
+		t.Errorf("Select without substrings: %d cases, want all", len(got))
+	}
+}
+
+func TestGeneratedCaseIsBuiltin(t *testing.T) {
+	// The generated cases are the workload `asrpt replay` builds without
+	// --trace: DefaultGenConfig, 5,000 jobs on 32 × 8 GPUs.
+	c := GeneratedCase(1.3, 2)
+	got, err := c.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := trace.DefaultGenConfig()
+	cfg.Jobs, cfg.Seed, cfg.Load = 5000, 2, 1.3
+	want, err := trace.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Nodes != 32 || c.GPUsPerNode != 8 || len(got) != len(want) || got[len(got)-1] != want[len(want)-1] {
+		t.Errorf("generated case %s differs from the built-in workload", c.Name)
+	}
+}
+
+func TestSacctCase(t *testing.T) {
+	cfg := trace.DefaultGenConfig()
+	cfg.Jobs, cfg.ProfiledShare = 500, 0.5
+	direct, err := trace.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := SacctCase("s", "s", cfg).Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(direct) {
+		t.Fatalf("%d jobs through sacct, %d generated", len(got), len(direct))
+	}
+	for _, j := range got {
+		if j.Profiled() {
+			t.Fatalf("job %s kept a profile through sacct", j.ID)
+		}
+	}
+}

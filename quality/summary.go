@@ -1,0 +1,187 @@
+package quality
+
+import (
+	"math"
+
+	"github.com/asrpt/asrpt/policy"
+)
+
+// Verdicts of a case: the candidate's total JCT against the best baseline's.
+const (
+	// Below: lower than every baseline's.
+	Below = "below"
+	// Within5: at most 5% above the best baseline's.
+	Within5 = "within5"
+	// Above: more than 5% above the best baseline's.
+	Above = "above"
+)
+
+// WithinTolerance is the ratio to the best baseline up to which a case is
+// Within5.
+const WithinTolerance = 1.05
+
+// Summary compares the candidate policy with the others across cases.
+// Every ratio is candidate / X: the candidate's total JCT over X's on the
+// same case (< 1: the candidate is better). The baselines of a case are the
+// policies run without the oracle suffix other than the candidate and the
+// preemptive policy; the oracle baselines are the oracle variants of the
+// same. Means are geometric, over the cases where both sides were run.
+type Summary struct {
+	Candidate  string `json:"candidate"`
+	Preemptive string `json:"preemptive"`
+	// VsBestBaseline is candidate / best baseline of each case.
+	VsBestBaseline Mean `json:"vs_best_baseline"`
+	// VsPreemptive is candidate / the preemptive policy.
+	VsPreemptive Mean `json:"vs_preemptive"`
+	// VsOracle is candidate / its own oracle variant (the cost of
+	// predicting).
+	VsOracle Mean `json:"vs_oracle"`
+	// OracleVsBestOracleBaseline is the candidate's oracle variant / the
+	// best oracle baseline of each case.
+	OracleVsBestOracleBaseline Mean `json:"oracle_vs_best_oracle_baseline"`
+	// Below, Within5 and Above count the cases of each verdict.
+	Below   int `json:"cases_below"`
+	Within5 int `json:"cases_within5"`
+	Above   int `json:"cases_above"`
+	// Cases are the per-case comparisons, in case order.
+	Cases []CaseSummary `json:"cases"`
+	// RatioToLB is each policy's ×LB across the cases, in policy order.
+	RatioToLB []PolicyMean `json:"ratio_to_lb"`
+}
+
+// Mean is a geometric mean of ratios across cases; all zero when no case
+// had both sides.
+type Mean struct {
+	Geomean float64 `json:"geomean"`
+	// Min and Max are the smallest and largest ratio.
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+	// Cases is how many ratios the mean is over.
+	Cases int `json:"cases"`
+}
+
+// CaseSummary is one case's comparison. A ratio is 0 (and left out of the
+// JSON) when a side of it was not run.
+type CaseSummary struct {
+	Case string `json:"case"`
+	// BestBaseline is the baseline with the lowest total JCT (the first in
+	// policy order on a tie); empty when there is none.
+	BestBaseline   string  `json:"best_baseline,omitempty"`
+	VsBestBaseline float64 `json:"vs_best_baseline,omitempty"`
+	// Verdict is Below, Within5 or Above; empty without a ratio.
+	Verdict                    string  `json:"verdict,omitempty"`
+	VsPreemptive               float64 `json:"vs_preemptive,omitempty"`
+	VsOracle                   float64 `json:"vs_oracle,omitempty"`
+	BestOracleBaseline         string  `json:"best_oracle_baseline,omitempty"`
+	OracleVsBestOracleBaseline float64 `json:"oracle_vs_best_oracle_baseline,omitempty"`
+}
+
+// PolicyMean is one policy's geometric mean ×LB over the cases it ran on.
+type PolicyMean struct {
+	Policy  string  `json:"policy"`
+	Geomean float64 `json:"geomean"`
+	Cases   int     `json:"cases"`
+}
+
+// Summarize compares candidate with the other policies on cases; policies
+// gives the policy order (of RatioToLB and of ties). candidate and
+// preemptive are base names (without the oracle suffix).
+func Summarize(cases []CaseResult, policies []string, candidate, preemptive string) Summary {
+	s := Summary{Candidate: candidate, Preemptive: preemptive}
+	oracle := candidate + policy.OracleSuffix
+	var best, pre, orc, orcBest ratios
+	for i := range cases {
+		c := &cases[i]
+		cs := CaseSummary{Case: c.Name}
+		total := func(name string) float64 {
+			if p := c.Policy(name); p != nil && p.TotalJCT > 0 {
+				return p.TotalJCT
+			}
+			return 0
+		}
+		cand, candOracle := total(candidate), total(oracle)
+		var bestTotal, bestOracleTotal float64
+		for _, name := range policies {
+			t := total(name)
+			base, isOracle := policy.Split(name)
+			if t == 0 || base == candidate || base == preemptive {
+				continue
+			}
+			if !isOracle && (bestTotal == 0 || t < bestTotal) {
+				cs.BestBaseline, bestTotal = name, t
+			}
+			if isOracle && (bestOracleTotal == 0 || t < bestOracleTotal) {
+				cs.BestOracleBaseline, bestOracleTotal = name, t
+			}
+		}
+		cs.VsBestBaseline = best.add(cand, bestTotal)
+		cs.VsPreemptive = pre.add(cand, total(preemptive))
+		cs.VsOracle = orc.add(cand, candOracle)
+		cs.OracleVsBestOracleBaseline = orcBest.add(candOracle, bestOracleTotal)
+		switch r := cs.VsBestBaseline; {
+		case r == 0:
+		case r < 1:
+			cs.Verdict = Below
+			s.Below++
+		case r <= WithinTolerance:
+			cs.Verdict = Within5
+			s.Within5++
+		default:
+			cs.Verdict = Above
+			s.Above++
+		}
+		s.Cases = append(s.Cases, cs)
+	}
+	s.VsBestBaseline, s.VsPreemptive, s.VsOracle, s.OracleVsBestOracleBaseline =
+		best.mean(), pre.mean(), orc.mean(), orcBest.mean()
+	for _, name := range policies {
+		var r ratios
+		for i := range cases {
+			if p := cases[i].Policy(name); p != nil {
+				r.add(p.RatioToLB, 1)
+			}
+		}
+		m := r.mean()
+		s.RatioToLB = append(s.RatioToLB, PolicyMean{Policy: name, Geomean: m.Geomean, Cases: m.Cases})
+	}
+	return s
+}
+
+// ratios accumulates ratios for a geometric mean.
+type ratios []float64
+
+// add records a/b and returns it; it records nothing and returns 0 unless
+// both are positive and finite.
+func (r *ratios) add(a, b float64) float64 {
+	if !(a > 0) || !(b > 0) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return 0
+	}
+	x := a / b
+	*r = append(*r, x)
+	return x
+}
+
+// mean is the geometric mean with the extremes.
+func (r ratios) mean() Mean {
+	if len(r) == 0 {
+		return Mean{}
+	}
+	m := Mean{Min: math.Inf(1), Max: math.Inf(-1), Cases: len(r)}
+	logSum := 0.0
+	for _, x := range r {
+		logSum += math.Log(x)
+		m.Min, m.Max = math.Min(m.Min, x), math.Max(m.Max, x)
+	}
+	m.Geomean = math.Exp(logSum / float64(len(r)))
+	return m
+}
+
+// Geomean returns the geometric mean of positive finite values, ignoring
+// the others; 0 when none is left.
+func Geomean(xs ...float64) float64 {
+	var r ratios
+	for _, x := range xs {
+		r.add(x, 1)
+	}
+	return r.mean().Geomean
+}

@@ -1,0 +1,201 @@
+package quality
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/asrpt/asrpt/policy"
+)
+
+// WriteTable prints the result for people: the cases, each policy's ×LB
+// per case with its geometric mean (one table without and one with perfect
+// predictions), the candidate against the others per case, and the
+// geometric means a change is decided by. It prints no wall time, so the
+// same run prints the same table.
+func (r *Result) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	s := &r.Summary
+	fmt.Fprintf(ew, "quality suite: %d cases × %d policies, candidate %s, preemptive %s\n",
+		len(r.Cases), len(r.Policies), s.Candidate, s.Preemptive)
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(ew, "skipped (no trace directory): %s\n", strings.Join(r.Skipped, ", "))
+	}
+	fmt.Fprintln(ew)
+
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tnodes×GPUs\tjobs\texcluded\tlower bound s\t  source")
+	for _, c := range r.Cases {
+		fmt.Fprintf(tw, "%s\t%d×%d\t%d\t%d\t%s\t  %s\n", c.Name, c.Nodes, c.GPUsPerNode, c.Jobs, c.Excluded, num(c.LowerBound), c.Source)
+	}
+	tw.Flush()
+
+	var plain, oracle []string
+	for _, p := range r.Policies {
+		if _, o := policy.Split(p); o {
+			oracle = append(oracle, p)
+		} else {
+			plain = append(plain, p)
+		}
+	}
+	if len(plain) > 0 {
+		fmt.Fprintf(ew, "\n×LB (total JCT / lower bound), predictor %s\n", r.predictorName(plain))
+		r.writeRatios(ew, plain)
+	}
+	if len(oracle) > 0 {
+		fmt.Fprintf(ew, "\n×LB with perfect predictions (the %s variants)\n", policy.OracleSuffix)
+		r.writeRatios(ew, oracle)
+	}
+
+	cand, orc := s.Candidate, s.Candidate+policy.OracleSuffix
+	fmt.Fprintf(ew, "\n%s against the others per case (%s / X: total JCT of %s over that of X on the same case; < 1: %s better)\n",
+		cand, cand, cand, cand)
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "case\tbest baseline\t%s/best\tverdict\t%s/%s\t%s/%s\tbest oracle baseline\t%s/best\t\n",
+		cand, cand, s.Preemptive, cand, orc, orc)
+	for _, c := range s.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Case, dash(c.BestBaseline), ratio(c.VsBestBaseline),
+			verdictText(c.Verdict), ratio(c.VsPreemptive), ratio(c.VsOracle), dash(c.BestOracleBaseline), ratio(c.OracleVsBestOracleBaseline))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(ew, "\ngeometric means over the cases (min … max):\n")
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	means := []struct {
+		what string
+		m    Mean
+	}{
+		{fmt.Sprintf("%s / best non-oracle non-preemptive baseline", cand), s.VsBestBaseline},
+		{fmt.Sprintf("%s / %s", cand, s.Preemptive), s.VsPreemptive},
+		{fmt.Sprintf("%s / %s", cand, orc), s.VsOracle},
+		{fmt.Sprintf("%s / best oracle non-preemptive baseline", orc), s.OracleVsBestOracleBaseline},
+	}
+	for _, m := range means {
+		if m.m.Cases == 0 {
+			fmt.Fprintf(tw, "  %s\t-\t(not run)\n", m.what)
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%.3f\t(%d cases, %.3f … %.3f)\n", m.what, m.m.Geomean, m.m.Cases, m.m.Min, m.m.Max)
+	}
+	tw.Flush()
+	if n := s.Below + s.Within5 + s.Above; n > 0 {
+		fmt.Fprintf(ew, "%s is below every baseline on %d of %d cases, within %.0f%% of the best on %d, above on %d.\n",
+			cand, s.Below, n, (WithinTolerance-1)*100, s.Within5, s.Above)
+	}
+	return ew.err
+}
+
+// writeRatios prints the ×LB of names per case, and their geometric means.
+func (r *Result) writeRatios(w io.Writer, names []string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "case\t")
+	for _, n := range names {
+		base, _ := policy.Split(n)
+		fmt.Fprintf(tw, "%s\t", base)
+	}
+	fmt.Fprintln(tw)
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		fmt.Fprintf(tw, "%s\t", c.Name)
+		for _, n := range names {
+			if p := c.Policy(n); p != nil {
+				fmt.Fprintf(tw, "%.3f\t", p.RatioToLB)
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "geomean\t")
+	for _, n := range names {
+		g := "-"
+		for _, m := range r.Summary.RatioToLB {
+			if m.Policy == n && m.Cases > 0 {
+				g = fmt.Sprintf("%.3f", m.Geomean)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t", g)
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+}
+
+// predictorName is the predictor the policies names ran with, as the
+// replays report it ("mixed" when they differ).
+func (r *Result) predictorName(names []string) string {
+	seen := ""
+	for i := range r.Cases {
+		for _, n := range names {
+			p := r.Cases[i].Policy(n)
+			if p == nil {
+				continue
+			}
+			if seen == "" {
+				seen = p.Predictor
+			} else if p.Predictor != seen {
+				return "mixed"
+			}
+		}
+	}
+	return seen
+}
+
+// WriteJSON writes the result as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func verdictText(v string) string {
+	switch v {
+	case Below:
+		return "below all"
+	case Within5:
+		return fmt.Sprintf("within %.0f%%", (WithinTolerance-1)*100)
+	case Above:
+		return "above"
+	}
+	return "-"
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", x)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// num formats seconds compactly: integers up to 1e7, then scientific (as
+// the replay table does).
+func num(v float64) string {
+	if v >= 1e7 {
+		return strconv.FormatFloat(v, 'e', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
