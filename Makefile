@@ -5,8 +5,9 @@
 GO      ?= go
 LAB     ?= 22.05
 PKGS    := ./...
+TRACES  ?= ../shared/traces
 
-.PHONY: all build check static test race integration testbed bench lab-up lab-down
+.PHONY: all build check static test race integration testbed bench quality lab-up lab-down
 
 all: build
 
@@ -44,3 +45,9 @@ lab-down:
 
 bench:
 	bash test/bench/run.sh
+
+# The quality suite (quality/README.md): every policy on the fixed set of
+# traces, and the geometric means scheduling changes are decided by. The
+# trace excerpts are read from $(TRACES).
+quality:
+	$(GO) run ./cmd/asrpt quality --traces $(TRACES)

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/quality"
+	"github.com/asrpt/asrpt/report"
+)
+
+func init() {
+	register("quality", "replay the quality suite of traces and summarise the candidate against the others", runQuality)
+}
+
+// qualityPolicies is the default policy list of the suite: every
+// registered policy, then each one's oracle variant.
+func qualityPolicies() []string {
+	out := append([]string(nil), policy.Names...)
+	for _, n := range policy.Names {
+		out = append(out, n+policy.OracleSuffix)
+	}
+	return out
+}
+
+func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("quality", stderr)
+	params := policy.DefaultParams()
+	var (
+		tracesDir, policies, cases   string
+		predName, candidate, preempt string
+		jsonPath, unseen             string
+		seed                         int64
+		parallel                     int
+		retrainEvery                 float64
+		list                         bool
+	)
+	fs.StringVar(&tracesDir, "traces", "", "`dir` holding the trace excerpts (helios-15k-excerpt/, philly-15k-excerpt/); without it the trace-file cases are skipped")
+	fs.StringVar(&policies, "policies", strings.Join(qualityPolicies(), ","), "comma-separated policies (any with -oracle for perfect predictions)")
+	fs.StringVar(&cases, "cases", "", "comma-separated substrings: run only the cases whose name contains one (default: all)")
+	fs.BoolVar(&list, "list", false, "list the cases and exit")
+	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean or forest")
+	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
+	fs.Float64Var(&retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
+	fs.StringVar(&candidate, "candidate", quality.DefaultCandidate, "policy the summary judges against the others")
+	fs.StringVar(&preempt, "preemptive", quality.DefaultPreemptive, "preemptive policy the summary keeps out of the baselines")
+	fs.StringVar(&jsonPath, "json", "", "write the whole result as JSON to `file`")
+	fs.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "replays run at once")
+	fs.Float64Var(&params.CommHeavy, "comm-heavy", params.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
+	fs.Float64Var(&params.Tau, "tau", params.Tau, "A-SRPT delay factor τ for communication-heavy jobs")
+	fs.Float64Var(&params.Slack, "slack", params.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
+	fs.StringVar(&unseen, "unseen", params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
+	fs.IntVar(&params.Depth, "depth", params.Depth, "jobs examined per scheduling pass past the head (0: all)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	u, err := policy.ParseUnseen(unseen)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	params.Unseen = u
+
+	all, skipped := quality.Suite(tracesDir)
+	if sel := splitList(cases); len(sel) > 0 {
+		all = quality.Select(all, sel)
+		skipped = selectNames(skipped, sel)
+		if len(all) == 0 {
+			return fmt.Errorf("%w: --cases %q selects no case", errUsage, cases)
+		}
+	}
+	if list {
+		for _, c := range all {
+			fmt.Fprintf(stdout, "%-16s %3d×%d  %s\n", c.Name, c.Nodes, c.GPUsPerNode, c.Source)
+		}
+		for _, n := range skipped {
+			fmt.Fprintf(stdout, "%-16s skipped: no --traces\n", n)
+		}
+		return nil
+	}
+
+	names := splitList(policies)
+	if len(names) == 0 {
+		return fmt.Errorf("%w: --policies is empty", errUsage)
+	}
+	env := policy.NewEnv(cluster.Uniform(1, 8), params)
+	for _, n := range names {
+		if _, err := policy.New(n, env); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+	}
+	for _, n := range []string{candidate, preempt} {
+		if _, oracle := policy.Split(n); oracle || n == "" {
+			return fmt.Errorf("%w: --candidate %q --preemptive %q: want policy names without %s", errUsage, candidate, preempt, policy.OracleSuffix)
+		}
+	}
+	if !(retrainEvery > 0) {
+		return fmt.Errorf("%w: --retrain-every %v: want > 0 seconds", errUsage, retrainEvery)
+	}
+	if _, err := newPredictor(predName, seed, retrainEvery); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(stderr, "asrpt quality: no --traces: skipping the %d trace-file cases (%s)\n", len(skipped), strings.Join(skipped, ", "))
+	}
+
+	start := time.Now()
+	res, err := quality.Run(ctx, all, quality.Config{
+		Policies:     names,
+		Params:       params,
+		NewPredictor: func() (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
+		Parallel:     parallel,
+		Candidate:    candidate,
+		Preemptive:   preempt,
+		Progress: func(done, total int, c *quality.CaseResult) {
+			fmt.Fprintf(stderr, "asrpt quality: [%d/%d] %s: %d replays, %.1f s of replay, %.1f s elapsed\n",
+				done, total, c.Name, len(c.Policies), c.WallSeconds, time.Since(start).Seconds())
+		},
+	})
+	if err != nil {
+		return err
+	}
+	res.Skipped = skipped
+	if err := res.WriteTable(stdout); err != nil {
+		return err
+	}
+	if jsonPath != "" {
+		if err := report.WriteFileAtomic(jsonPath, res.WriteJSON); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectNames returns the names that contain one of the substrings.
+func selectNames(names, substrings []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, s := range substrings {
+			if strings.Contains(n, s) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
+}
