@@ -33,11 +33,13 @@ type ForestParams struct {
 	// one more bin holds missing values).
 	Bins int
 	// Leaf is the value a leaf holds: LeafMedian (default) or LeafMean of
-	// the weighted targets that reach it.
+	// the weighted targets that reach it. Whatever it is, a leaf also
+	// holds its expected-value output (see Ensemble.Means).
 	Leaf LeafKind
-	// Quantile is how the trees' outputs are combined: 0 averages them, a
-	// value in (0, 1) takes that quantile over trees (default 0.5, the
-	// median; 0.8 gives a cautious estimate).
+	// Quantile is how the trees' leaf values are combined: 0 averages
+	// them, a value in (0, 1) takes that quantile over trees (default 0.5,
+	// the median; 0.8 gives a cautious estimate). The expected-value
+	// output is always the mean over trees.
 	Quantile float64
 	// Seed seeds bootstrap samples and feature choices. Tree t uses its
 	// own stream derived from (Seed, t), so the forest does not depend on
@@ -116,9 +118,11 @@ func (p ForestParams) withDefaults(nf int) (ForestParams, error) {
 	return p, nil
 }
 
-// node is one tree node, 16 bytes. A leaf has Feat < 0 and its value in
-// Thr. An inner node sends x to its left child (the next node) when
-// x[Feat] ≤ Thr or x[Feat] is NaN, else to node Right.
+// node is one tree node, 16 bytes. A leaf has Feat < 0, its value in Thr
+// and in Right its index among the tree's leaves in preorder (where its
+// expected-value output is kept, Ensemble.Means). An inner node sends x to
+// its left child (the next node) when x[Feat] ≤ Thr or x[Feat] is NaN,
+// else to node Right.
 type node struct {
 	Thr   float64
 	Right int32
@@ -128,12 +132,13 @@ type node struct {
 // tree is a tree in preorder: node 0 is the root.
 type tree []node
 
-func (t tree) eval(x []float64) float64 {
+// leaf returns the leaf node x reaches.
+func (t tree) leaf(x []float64) *node {
 	i := 0
 	for {
 		n := &t[i]
 		if n.Feat < 0 {
-			return n.Thr
+			return n
 		}
 		if v := x[n.Feat]; v <= n.Thr || v != v {
 			i++
@@ -143,13 +148,24 @@ func (t tree) eval(x []float64) float64 {
 	}
 }
 
-// Ensemble is a trained random forest over NumFeatures features. Its
-// output is in the units of the training target (log seconds here).
-// Safe for concurrent prediction.
+func (t tree) eval(x []float64) float64 { return t.leaf(x).Thr }
+
+// Ensemble is a trained random forest over NumFeatures features with two
+// outputs. Predict's is in the units of the training target y (log
+// seconds here): the trees' leaf values (medians or means of y) combined
+// by Quantile. The expected-value output (PredictBoth) estimates E[z], z
+// the expectation target (Expectation; by default exp(y)): the mean over
+// trees of the leaves' weighted means of z. Averaging expectations keeps
+// them unbiased, which a median of medians is not. Safe for concurrent
+// prediction.
 type Ensemble struct {
 	NumFeatures int
 	Quantile    float64
 	Trees       []tree
+	// Means[t][k] is the expected-value output of leaf k (in preorder) of
+	// tree t: the weighted mean of z over the bootstrap samples that
+	// reached it (see Expectation).
+	Means [][]float64
 
 	flatOnce sync.Once
 	flat     []flatTree // Trees laid out for PredictBatch, built on first use
@@ -264,15 +280,45 @@ func parallel(n, workers int, f func(i int)) {
 	wg.Wait()
 }
 
+// Expectation is what the leaves' expected-value output averages: the
+// mean of Z weighted by W (and by the bootstrap counts) over the samples
+// that reach a leaf.
+type Expectation struct {
+	// Z is the expectation target, finite and > 0 (nil: exp(y)).
+	Z []float64
+	// W are the expectation weights, finite and ≥ 0 (nil: all 1). A row
+	// with training weight 0 and W > 0 reaches its leaf without counting
+	// in any split or leaf value (nor in MinSamplesLeaf): so failed jobs
+	// can be left out of the median yet count in the expected run time.
+	W []float64
+}
+
 // Fit trains a forest on x with targets y and per-row weights w (nil: all
-// 1; a zero weight drops the row). Rows with a NaN or infinite target or
-// weight are an error.
+// 1; a zero weight drops the row), the same weights for both outputs:
+// FitBoth(x, y, w, Expectation{W: w}, p).
 func Fit(x *Matrix, y, w []float64, p ForestParams) (*Ensemble, error) {
+	return FitBoth(x, y, w, Expectation{W: w}, p)
+}
+
+// FitBoth trains a forest on x with targets y. The weights w (nil: all 1)
+// drive the splits and the leaf values; ex says what the leaves'
+// expected-value outputs average. A leaf whose samples all have
+// expectation weight 0 holds their mean z by bootstrap count alone. Rows
+// with a NaN or infinite target or weight, or a bad expectation target,
+// are an error.
+func FitBoth(x *Matrix, y, w []float64, ex Expectation, p ForestParams) (*Ensemble, error) {
 	if x.Rows == 0 || x.Cols == 0 {
 		return nil, errors.New("fit: no training rows or no features")
 	}
-	if len(y) != x.Rows || w != nil && len(w) != x.Rows || len(x.Data) != x.Rows*x.Cols {
-		return nil, fmt.Errorf("fit: %d rows × %d cols, %d data, %d targets, %d weights", x.Rows, x.Cols, len(x.Data), len(y), len(w))
+	we := ex.W
+	if len(y) != x.Rows || w != nil && len(w) != x.Rows || we != nil && len(we) != x.Rows || ex.Z != nil && len(ex.Z) != x.Rows ||
+		len(x.Data) != x.Rows*x.Cols {
+		return nil, fmt.Errorf("fit: %d rows × %d cols, %d data, %d targets, %d weights, %d expectation targets, %d expectation weights",
+			x.Rows, x.Cols, len(x.Data), len(y), len(w), len(ex.Z), len(we))
+	}
+	ey := ex.Z
+	if ey == nil {
+		ey = make([]float64, len(y))
 	}
 	for i := range y {
 		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
@@ -281,15 +327,24 @@ func Fit(x *Matrix, y, w []float64, p ForestParams) (*Ensemble, error) {
 		if w != nil && (!(w[i] >= 0) || math.IsInf(w[i], 0)) {
 			return nil, fmt.Errorf("fit: weight of row %d is %g", i, w[i])
 		}
+		if we != nil && (!(we[i] >= 0) || math.IsInf(we[i], 0)) {
+			return nil, fmt.Errorf("fit: expectation weight of row %d is %g", i, we[i])
+		}
+		if ex.Z == nil {
+			ey[i] = math.Exp(y[i])
+		}
+		if !(ey[i] > 0) || math.IsInf(ey[i], 0) {
+			return nil, fmt.Errorf("fit: expectation target of row %d is %g (target %g)", i, ey[i], y[i])
+		}
 	}
 	p, err := p.withDefaults(x.Cols)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	b := binMatrix(x, p.Bins, p.Workers)
-	e := &Ensemble{NumFeatures: x.Cols, Quantile: p.Quantile, Trees: make([]tree, p.Trees)}
+	e := &Ensemble{NumFeatures: x.Cols, Quantile: p.Quantile, Trees: make([]tree, p.Trees), Means: make([][]float64, p.Trees)}
 	parallel(p.Trees, p.Workers, func(t int) {
-		e.Trees[t] = growTree(b, y, w, p, t)
+		e.Trees[t], e.Means[t] = growTree(b, y, ey, w, we, p, t)
 	})
 	return e, nil
 }
@@ -301,30 +356,34 @@ type hbin struct {
 }
 
 // sample is one bootstrap row as the grower keeps it: kept in the same
-// order as idx so that the histogram loop reads it sequentially.
+// order as idx so that the histogram loop reads it sequentially. A row
+// kept only for the expected-value output has w = wy = 0 and n = 0.
 type sample struct {
 	w, wy float64 // bootstrap count × row weight, and that times the target
-	n     int32   // bootstrap count
+	n     int32   // bootstrap count counted towards MinSamplesLeaf
 	row   int32
 }
 
 // grower holds one tree's working state.
 type grower struct {
 	b       *binned
-	y       []float64
+	y, ey   []float64 // targets and expectation targets
+	we      []float64 // expectation weights (nil: all 1)
+	cnt     []int32   // bootstrap count by row
 	s       []sample
 	p       ForestParams
 	rng     *rand.Rand
 	feats   []int
 	hist    [][256]hbin
 	out     tree
+	means   []float64
 	scratch []leafSample
 }
 
 type leafSample struct{ y, w float64 }
 
-func growTree(b *binned, y, w []float64, p ForestParams, t int) tree {
-	g := &grower{b: b, y: y, p: p, rng: rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))}
+func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, []float64) {
+	g := &grower{b: b, y: y, ey: ey, we: we, p: p, rng: rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))}
 	n := b.rows
 	draws := n
 	if p.MaxSamples > 0 && p.MaxSamples < n {
@@ -334,15 +393,22 @@ func growTree(b *binned, y, w []float64, p ForestParams, t int) tree {
 	for k := 0; k < draws; k++ {
 		cnt[g.rng.IntN(n)]++
 	}
+	g.cnt = cnt
 	g.s = make([]sample, 0, min(n, draws)*2/3+1)
+	weighted := false
 	for i := 0; i < n; i++ {
 		wi := 1.0
 		if w != nil {
 			wi = w[i]
 		}
-		if cnt[i] > 0 && wi > 0 {
+		switch {
+		case cnt[i] > 0 && wi > 0:
 			sw := float64(cnt[i]) * wi
 			g.s = append(g.s, sample{w: sw, wy: sw * y[i], n: cnt[i], row: int32(i)})
+			weighted = true
+		case cnt[i] > 0 && (we == nil || we[i] > 0):
+			// Drawn, but only for the expected-value output.
+			g.s = append(g.s, sample{row: int32(i)})
 		}
 	}
 	g.feats = make([]int, b.ncols)
@@ -350,11 +416,44 @@ func growTree(b *binned, y, w []float64, p ForestParams, t int) tree {
 		g.feats[i] = i
 	}
 	g.hist = make([][256]hbin, p.MaxFeatures)
-	if len(g.s) == 0 {
-		return tree{{Thr: 0, Feat: -1}}
+	if !weighted {
+		// Nothing to learn from: one leaf of value 0.
+		return tree{{Thr: 0, Feat: -1}}, []float64{g.leafMean(0, len(g.s))}
 	}
 	g.grow(0, len(g.s), 0)
-	return g.out
+	return g.out, g.means
+}
+
+// leaf appends a leaf for s[lo:hi] (total weight tw, weighted target sum
+// twy) to the tree.
+func (g *grower) leaf(lo, hi int, tw, twy float64) {
+	v := g.leafValue(lo, hi, tw, twy)
+	g.out = append(g.out, node{Thr: v, Right: int32(len(g.means)), Feat: -1})
+	g.means = append(g.means, g.leafMean(lo, hi))
+}
+
+// leafMean is the expected-value output of a leaf over s[lo:hi]: the mean
+// of z weighted by bootstrap count × expectation weight; by bootstrap
+// count alone when those weights are all 0; 1 without samples.
+func (g *grower) leafMean(lo, hi int) float64 {
+	var sw, swz, sn, snz float64
+	for _, sm := range g.s[lo:hi] {
+		c := float64(g.cnt[sm.row])
+		sn += c
+		snz += c * g.ey[sm.row]
+		if g.we != nil {
+			c *= g.we[sm.row]
+		}
+		sw += c
+		swz += c * g.ey[sm.row]
+	}
+	switch {
+	case sw > 0:
+		return swz / sw
+	case sn > 0:
+		return snz / sn
+	}
+	return 1
 }
 
 // grow builds the subtree over s[lo:hi] at depth d and returns its index.
@@ -369,7 +468,7 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	me := int32(len(g.out))
 	minLeaf := int64(g.p.MinSamplesLeaf)
 	if d >= g.p.MaxDepth || tn < 2*minLeaf || hi-lo < 2 {
-		g.out = append(g.out, node{Thr: g.leafValue(lo, hi, tw, twy), Feat: -1})
+		g.leaf(lo, hi, tw, twy)
 		return me
 	}
 	// Choose MaxFeatures features by a partial Fisher–Yates shuffle, then
@@ -417,7 +516,7 @@ func (g *grower) grow(lo, hi, d int) int32 {
 		}
 	}
 	if bestF < 0 {
-		g.out = append(g.out, node{Thr: g.leafValue(lo, hi, tw, twy), Feat: -1})
+		g.leaf(lo, hi, tw, twy)
 		return me
 	}
 	// Partition s[lo:hi]: bin ≤ bestB to the left.
@@ -441,15 +540,22 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	return me
 }
 
+// leafValue is the value of a leaf over s[lo:hi]: the weighted mean or
+// median of the targets of its samples of positive weight (tw > 0).
 func (g *grower) leafValue(lo, hi int, tw, twy float64) float64 {
-	if g.p.Leaf == LeafMean || hi-lo == 1 {
+	if g.p.Leaf == LeafMean {
 		return twy / tw
 	}
 	s := g.scratch[:0]
 	for _, sm := range g.s[lo:hi] {
-		s = append(s, leafSample{g.y[sm.row], sm.w})
+		if sm.w > 0 {
+			s = append(s, leafSample{g.y[sm.row], sm.w})
+		}
 	}
 	g.scratch = s
+	if len(s) == 1 {
+		return twy / tw
+	}
 	return weightedMedian(s, tw)
 }
 
@@ -474,7 +580,7 @@ func weightedMedian(s []leafSample, total float64) float64 {
 }
 
 // Predict returns the forest's output for feature vector x (length
-// NumFeatures).
+// NumFeatures), in the units of the target.
 func (e *Ensemble) Predict(x []float64) float64 {
 	var buf [128]float64
 	vals := buf[:0]
@@ -485,6 +591,24 @@ func (e *Ensemble) Predict(x []float64) float64 {
 		vals = append(vals, t.eval(x))
 	}
 	return combine(vals, e.Quantile)
+}
+
+// PredictBoth returns both outputs for x: v as Predict gives it, and the
+// expected-value output mean, an estimate of E[exp(y)] (the mean over
+// trees of their leaves' Means).
+func (e *Ensemble) PredictBoth(x []float64) (v, mean float64) {
+	var buf [128]float64
+	vals := buf[:0]
+	if len(e.Trees) > len(buf) {
+		vals = make([]float64, 0, len(e.Trees))
+	}
+	var s float64
+	for t, tr := range e.Trees {
+		n := tr.leaf(x)
+		vals = append(vals, n.Thr)
+		s += e.Means[t][n.Right]
+	}
+	return combine(vals, e.Quantile), s / float64(len(e.Trees))
 }
 
 // combine averages vals (q = 0) or takes their q-quantile; it reorders vals.
@@ -576,6 +700,7 @@ const lanes = 16
 type flatTree struct {
 	nodes []flatNode
 	value []float64 // leaf values (0 for inner nodes)
+	mean  []float64 // leaf expected-value outputs (0 for inner nodes)
 	depth int
 }
 
@@ -624,13 +749,14 @@ func (rt rankTable) rank(f int, v float64) int16 {
 	return int16(k + 1)
 }
 
-func flatten(t tree, rt rankTable) flatTree {
-	f := flatTree{nodes: make([]flatNode, len(t)), value: make([]float64, len(t))}
+func flatten(t tree, means []float64, rt rankTable) flatTree {
+	f := flatTree{nodes: make([]flatNode, len(t)), value: make([]float64, len(t)), mean: make([]float64, len(t))}
 	depth := make([]int, len(t))
 	for i, n := range t {
 		if n.Feat < 0 {
 			f.nodes[i] = flatNode{thr: -1, right: int32(i)}
 			f.value[i] = n.Thr
+			f.mean[i] = means[n.Right]
 			f.depth = max(f.depth, depth[i])
 			continue
 		}
@@ -646,8 +772,9 @@ func flatten(t tree, rt rankTable) flatTree {
 }
 
 // evalLanes evaluates t on the ranked rows of xb (row-major, cols wide) and
-// stores row k's value at out[k*stride].
-func (t *flatTree) evalLanes(xb []int16, cols int, out []float64, stride int) {
+// stores row k's value at out[k*stride], and its expected-value output at
+// mean[k*stride] unless mean is nil.
+func (t *flatTree) evalLanes(xb []int16, cols int, out, mean []float64, stride int) {
 	n := len(xb) / cols
 	var cur [lanes]int32
 	nodes := t.nodes
@@ -674,6 +801,11 @@ func (t *flatTree) evalLanes(xb []int16, cols int, out []float64, stride int) {
 	for k := 0; k < n; k++ {
 		out[k*stride] = t.value[cur[k]]
 	}
+	if mean != nil {
+		for k := 0; k < n; k++ {
+			mean[k*stride] = t.mean[cur[k]]
+		}
+	}
 }
 
 // predictBlock is the number of rows PredictBatch evaluates tree by tree,
@@ -681,9 +813,15 @@ func (t *flatTree) evalLanes(xb []int16, cols int, out []float64, stride int) {
 const predictBlock = 256
 
 // PredictBatch predicts every row of x into out (len x.Rows) using up to
-// workers goroutines (≤ 0: GOMAXPROCS). The result does not depend on
-// workers.
+// workers goroutines (≤ 0: GOMAXPROCS), as Predict does row by row. The
+// result does not depend on workers.
 func (e *Ensemble) PredictBatch(x *Matrix, out []float64, workers int) {
+	e.PredictBatchBoth(x, out, nil, workers)
+}
+
+// PredictBatchBoth is PredictBatch that also stores the expected-value
+// output of row r (PredictBoth's mean) in mean[r] unless mean is nil.
+func (e *Ensemble) PredictBatchBoth(x *Matrix, out, mean []float64, workers int) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -697,23 +835,31 @@ func (e *Ensemble) PredictBatch(x *Matrix, out []float64, workers int) {
 		e.ranks = rt
 		e.flat = make([]flatTree, nt)
 		for i, t := range e.Trees {
-			e.flat[i] = flatten(t, rt)
+			e.flat[i] = flatten(t, e.Means[i], rt)
 		}
 	})
 	if e.flat == nil {
 		parallel(nblk, workers, func(blk int) {
 			for r := blk * predictBlock; r < min((blk+1)*predictBlock, x.Rows); r++ {
-				out[r] = e.Predict(x.Row(r))
+				if mean != nil {
+					out[r], mean[r] = e.PredictBoth(x.Row(r))
+				} else {
+					out[r] = e.Predict(x.Row(r))
+				}
 			}
 		})
 		return
 	}
 	type buf struct {
-		vals []float64
-		xb   []int16
+		vals, means []float64
+		xb          []int16
 	}
 	pool := sync.Pool{New: func() any {
-		return &buf{make([]float64, predictBlock*nt), make([]int16, predictBlock*x.Cols)}
+		b := &buf{vals: make([]float64, predictBlock*nt), xb: make([]int16, predictBlock*x.Cols)}
+		if mean != nil {
+			b.means = make([]float64, predictBlock*nt)
+		}
+		return b
 	}}
 	parallel(nblk, workers, func(blk int) {
 		lo := blk * predictBlock
@@ -726,11 +872,22 @@ func (e *Ensemble) PredictBatch(x *Matrix, out []float64, workers int) {
 		for t := range e.flat {
 			ft := &e.flat[t]
 			for r := 0; r < hi-lo; r += lanes {
-				ft.evalLanes(xb[r*x.Cols:min(r+lanes, hi-lo)*x.Cols], x.Cols, b.vals[r*nt+t:], nt)
+				var mo []float64
+				if mean != nil {
+					mo = b.means[r*nt+t:]
+				}
+				ft.evalLanes(xb[r*x.Cols:min(r+lanes, hi-lo)*x.Cols], x.Cols, b.vals[r*nt+t:], mo, nt)
 			}
 		}
 		for r := lo; r < hi; r++ {
 			out[r] = combine(b.vals[(r-lo)*nt:(r-lo+1)*nt], e.Quantile)
+			if mean != nil {
+				var s float64
+				for _, m := range b.means[(r-lo)*nt : (r-lo+1)*nt] {
+					s += m
+				}
+				mean[r] = s / float64(nt)
+			}
 		}
 		pool.Put(b)
 	})

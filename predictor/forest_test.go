@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -258,12 +259,128 @@ func TestPredictBatchMatchesPredict(t *testing.T) {
 		for _, en := range []*Ensemble{e, withNaN} {
 			out := make([]float64, m.Rows)
 			en.PredictBatch(m, out, 3)
+			both, mean := make([]float64, m.Rows), make([]float64, m.Rows)
+			en.PredictBatchBoth(m, both, mean, 2)
 			for i := range out {
-				if want := en.Predict(m.Row(i)); out[i] != want {
-					t.Fatalf("row %d: batch %g, single %g", i, out[i], want)
+				want := en.Predict(m.Row(i))
+				v, wantMean := en.PredictBoth(m.Row(i))
+				if out[i] != want || both[i] != want || v != want {
+					t.Fatalf("row %d: batch %g, batch of both %g, single %g, single of both %g", i, out[i], both[i], want, v)
+				}
+				if mean[i] != wantMean || !(wantMean > 0) {
+					t.Fatalf("row %d: expected output %g in batch, %g single", i, mean[i], wantMean)
 				}
 			}
 		}
+	}
+}
+
+// TestLeafOutputs checks both outputs on data whose mean and median
+// differ: 70% of the runs take 100 s, 30% take 10,000 s (log targets), so
+// the median is 100 s and the mean 3,070 s; then the same with the long
+// runs at weight 0 for the splits and leaf values but counted in the
+// expectation (failed jobs), and counted in neither; and with targets
+// shifted and run times as the expectation targets.
+func TestLeafOutputs(t *testing.T) {
+	n := 2000
+	x := &Matrix{Rows: n, Cols: 2, Data: make([]float64, 2*n)}
+	y := make([]float64, n)
+	w := make([]float64, n)
+	for i := range y {
+		// Nothing to split on: every tree is one leaf, and only the
+		// bootstrap moves its outputs.
+		x.Data[2*i+1] = math.NaN()
+		y[i], w[i] = math.Log(100), 1
+		if i%10 < 3 {
+			y[i], w[i] = math.Log(10000), 0
+		}
+	}
+	// The same targets less 1 (relative to a baseline, as Train with
+	// Residual gives them), with the run times as expectation targets.
+	shifted := make([]float64, n)
+	runs := make([]float64, n)
+	for i := range y {
+		shifted[i], runs[i] = y[i]-1, math.Exp(y[i])
+	}
+	for _, tc := range []struct {
+		name          string
+		y             []float64
+		w             []float64
+		ex            Expectation
+		p             ForestParams
+		median, mean  float64
+		tolMed, tolMn float64 // relative tolerances
+	}{
+		{"median leaves", y, nil, Expectation{}, ForestParams{Trees: 50, Seed: 1, MinSamplesLeaf: 400}, 100, 3070, 1e-9, 0.03},
+		{"mean-of-log leaves", y, nil, Expectation{}, ForestParams{Trees: 50, Seed: 1, MinSamplesLeaf: 400, Leaf: LeafMean, Quantile: 0},
+			math.Exp(0.7*math.Log(100) + 0.3*math.Log(10000)), 3070, 0.05, 0.03},
+		{"long runs only in the expectation", y, w, Expectation{}, ForestParams{Trees: 50, Seed: 1, MinSamplesLeaf: 200}, 100, 3070, 1e-9, 0.03},
+		{"long runs left out", y, w, Expectation{W: w}, ForestParams{Trees: 50, Seed: 1, MinSamplesLeaf: 200}, 100, 100, 1e-9, 1e-9},
+		{"shifted targets, run times expected", shifted, nil, Expectation{Z: runs}, ForestParams{Trees: 50, Seed: 1, MinSamplesLeaf: 400},
+			100 / math.E, 3070, 1e-9, 0.03},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := FitBoth(x, tc.y, tc.w, tc.ex, tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range [][]float64{{0, 0}, {-2, math.NaN()}} {
+				v, mean := e.PredictBoth(row)
+				if got := math.Exp(v); math.Abs(got/tc.median-1) > tc.tolMed {
+					t.Errorf("median output %g s, want %g", got, tc.median)
+				}
+				if math.Abs(mean/tc.mean-1) > tc.tolMn {
+					t.Errorf("expected output %g s, want %g", mean, tc.mean)
+				}
+			}
+		})
+	}
+}
+
+// TestFitBothKeepsTrees checks that the expectation changes no split: with
+// no zero weight, FitBoth(w, Expectation{}) grows the trees Fit(w) grows;
+// and that bad expectation inputs are refused.
+func TestFitBothKeepsTrees(t *testing.T) {
+	x, y := synth(2000, 6, 12)
+	w := make([]float64, len(y))
+	for i := range w {
+		w[i] = 1 + float64(i%3)
+	}
+	a, _ := Fit(x, y, w, ForestParams{Trees: 4, Seed: 5})
+	b, _ := FitBoth(x, y, w, Expectation{}, ForestParams{Trees: 4, Seed: 5})
+	for ti := range a.Trees {
+		if !slices.Equal(a.Trees[ti], b.Trees[ti]) {
+			t.Fatalf("tree %d differs", ti)
+		}
+		if slices.Equal(a.Means[ti], b.Means[ti]) {
+			t.Errorf("tree %d: the expectation ignores its weights", ti)
+		}
+	}
+	if _, err := FitBoth(x, y, nil, Expectation{W: make([]float64, 3)}, ForestParams{}); err == nil {
+		t.Error("short expectation weights accepted")
+	}
+	bad := make([]float64, len(y))
+	bad[4] = math.Inf(1)
+	if _, err := FitBoth(x, y, nil, Expectation{W: bad}, ForestParams{}); err == nil {
+		t.Error("infinite expectation weight accepted")
+	}
+	z := make([]float64, len(y))
+	for i := range z {
+		z[i] = 1
+	}
+	for _, v := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		z[7] = v
+		if _, err := FitBoth(x, y, nil, Expectation{Z: z}, ForestParams{}); err == nil {
+			t.Errorf("expectation target %g accepted", v)
+		}
+	}
+	if _, err := FitBoth(x, y, nil, Expectation{Z: z[:5]}, ForestParams{}); err == nil {
+		t.Error("short expectation targets accepted")
+	}
+	big := slices.Clone(y)
+	big[2] = 800 // exp overflows
+	if _, err := Fit(x, big, nil, ForestParams{}); err == nil {
+		t.Error("a target too large for exp(y) accepted as the default expectation")
 	}
 }
 
@@ -314,6 +431,14 @@ func BenchmarkPredict(b *testing.B) {
 	b.Run("batch", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			e.PredictBatch(xt, out, 0)
+		}
+		b.ReportMetric(float64(b.N*xt.Rows)/b.Elapsed().Seconds(), "rows/s")
+	})
+	// Both outputs, as Model.PredictRowsBoth asks for them.
+	b.Run("batch-both", func(b *testing.B) {
+		mean := make([]float64, xt.Rows)
+		for i := 0; i < b.N; i++ {
+			e.PredictBatchBoth(xt, out, mean, 0)
 		}
 		b.ReportMetric(float64(b.N*xt.Rows)/b.Elapsed().Seconds(), "rows/s")
 	})

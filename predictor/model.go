@@ -13,8 +13,10 @@ type TrainConfig struct {
 	Forest ForestParams
 	// FailWeight is the training weight of a job that ended in a failure
 	// state (see Failed), relative to 1 for the others: 1 treats all jobs
-	// alike, 0 trains on COMPLETED/TIMEOUT jobs only. The group statistics
-	// still see every job.
+	// alike, 0 trains on COMPLETED/TIMEOUT jobs only. It weights the
+	// median output only: the expected run time counts every job at weight
+	// 1, since a job that may fail really runs only until it fails. The
+	// group statistics still see every job.
 	FailWeight float64
 	// Residual makes the forest learn the difference between a job's log
 	// run time and its baseline (Offset: the group median, else the
@@ -32,7 +34,10 @@ func DefaultTrainConfig() TrainConfig {
 }
 
 // Model is a trained run-time model: the category encoder and the forest,
-// whose output is a log run time in seconds. Safe for concurrent Predict.
+// whose outputs are a log run time in seconds (a median, or the quantile
+// of ForestParams.Quantile; with Residual, relative to Offset) and an
+// expected run time in seconds (the mean over trees of the mean run time
+// of the training jobs in the job's leaf). Safe for concurrent prediction.
 type Model struct {
 	Encoder *Encoder
 	Forest  *Ensemble
@@ -133,15 +138,23 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 			w = nil
 		}
 	}
-	f, err := Fit(x, y, w, cfg.Forest)
+	// The expected output is the leaves' mean run time in seconds, every
+	// job at weight 1 (see FailWeight), whatever the target: a mean of
+	// observed run times never extrapolates past the longest of them, as
+	// a mean ratio to the baseline times the baseline can (README.md).
+	ex := Expectation{Z: make([]float64, len(tr))}
+	for i := range tr {
+		ex.Z[i] = math.Exp(tr[i].y)
+	}
+	f, err := FitBoth(x, y, w, ex, cfg.Forest)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return &Model{Encoder: enc, Forest: f, Config: cfg, TrainRows: len(tr)}, nil
 }
 
-// Predict returns the predicted run time of the job with features r, in
-// seconds (at least 1).
+// Predict returns the predicted median run time of the job with features
+// r, in seconds (at least 1).
 func (m *Model) Predict(r *Row) float64 {
 	var buf [64]float64
 	x := m.Encoder.Encode(buf[:0], r)
@@ -150,6 +163,25 @@ func (m *Model) Predict(r *Row) float64 {
 		v += Offset(r)
 	}
 	return math.Max(1, math.Exp(v))
+}
+
+// PredictBoth returns the expected and the median run time of the job
+// with features r, in seconds (each at least 1); median is what Predict
+// returns.
+func (m *Model) PredictBoth(r *Row) (expected, median float64) {
+	var buf [64]float64
+	x := m.Encoder.Encode(buf[:0], r)
+	v, mean := m.Forest.PredictBoth(x)
+	return m.seconds(r, v, mean)
+}
+
+// seconds turns the forest's outputs for r into seconds: the median from
+// the log output v, the expected value mean (already seconds).
+func (m *Model) seconds(r *Row, v, mean float64) (expected, median float64) {
+	if m.Config.Residual {
+		v += Offset(r)
+	}
+	return math.Max(1, mean), math.Max(1, math.Exp(v))
 }
 
 // Offset is the baseline log run time of a job with features r: the
@@ -164,16 +196,12 @@ func Offset(r *Row) float64 {
 	return math.Log(DefaultLimit)
 }
 
-// PredictRows predicts every row, in seconds (at least 1), using all
-// cores; the result does not depend on their number.
+// PredictRows predicts the median run time of every row, in seconds (at
+// least 1), using all cores; the result does not depend on their number
+// and equals Predict's.
 func (m *Model) PredictRows(rows []Row) []float64 {
-	nf := NumCat + NumNum
-	x := &Matrix{Rows: len(rows), Cols: nf, Data: make([]float64, 0, len(rows)*nf)}
-	for i := range rows {
-		x.Data = m.Encoder.Encode(x.Data, &rows[i])
-	}
 	out := make([]float64, len(rows))
-	m.Forest.PredictBatch(x, out, 0)
+	m.Forest.PredictBatch(m.matrix(rows), out, 0)
 	for i, v := range out {
 		if m.Config.Residual {
 			v += Offset(&rows[i])
@@ -181,4 +209,26 @@ func (m *Model) PredictRows(rows []Row) []float64 {
 		out[i] = math.Max(1, math.Exp(v))
 	}
 	return out
+}
+
+// PredictRowsBoth returns the expected and the median run times of every
+// row, in seconds (at least 1), as PredictBoth gives them, using all cores.
+func (m *Model) PredictRowsBoth(rows []Row) (expected, median []float64) {
+	median = make([]float64, len(rows))
+	expected = make([]float64, len(rows))
+	m.Forest.PredictBatchBoth(m.matrix(rows), median, expected, 0)
+	for i := range rows {
+		expected[i], median[i] = m.seconds(&rows[i], median[i], expected[i])
+	}
+	return expected, median
+}
+
+// matrix encodes rows into a feature matrix.
+func (m *Model) matrix(rows []Row) *Matrix {
+	nf := NumCat + NumNum
+	x := &Matrix{Rows: len(rows), Cols: nf, Data: make([]float64, 0, len(rows)*nf)}
+	for i := range rows {
+		x.Data = m.Encoder.Encode(x.Data, &rows[i])
+	}
+	return x
 }

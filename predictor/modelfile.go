@@ -23,11 +23,16 @@ import (
 //	header     JSON     fileHeader: schema, vocabularies, settings, tree count
 //	trees      per tree: uint32 node count, then per node
 //	                     float64 threshold-or-value, int32 right, int32 feature
+//	                     (a leaf's right is its index among the tree's leaves
+//	                     in preorder), then per leaf in preorder
+//	                     float64 expected-value output (Ensemble.Means)
 //	crc        uint32   CRC-32 (IEEE) of everything before it
 const (
 	fileMagic = "ASRPTRF\n"
-	// FileVersion is the version of the model file layout.
-	FileVersion = 1
+	// FileVersion is the version of the model file layout. Version 2
+	// added the leaves' expected-value outputs; version 1 files (one
+	// output, the median) are refused.
+	FileVersion = 2
 	// maxHeader, maxTreeNodes bound what the decoder accepts.
 	maxHeader    = 64 << 20
 	maxTreeNodes = 1 << 26
@@ -92,13 +97,16 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	buf.Write(le.AppendUint32(nil, uint32(len(hdr))))
 	buf.Write(hdr)
 	var b [16]byte
-	for _, t := range m.Forest.Trees {
+	for ti, t := range m.Forest.Trees {
 		buf.Write(le.AppendUint32(nil, uint32(len(t))))
 		for _, n := range t {
 			le.PutUint64(b[0:], math.Float64bits(n.Thr))
 			le.PutUint32(b[8:], uint32(n.Right))
 			le.PutUint32(b[12:], uint32(n.Feat))
 			buf.Write(b[:])
+		}
+		for _, v := range m.Forest.Means[ti] {
+			buf.Write(le.AppendUint64(nil, math.Float64bits(v)))
 		}
 	}
 	buf.Write(le.AppendUint32(nil, crc32.ChecksumIEEE(buf.Bytes())))
@@ -172,7 +180,7 @@ func DecodeModel(data []byte) (*Model, error) {
 		return nil, bad("quantile %g out of range [0, 1)", h.Quantile)
 	}
 	nf := len(h.Features)
-	e := &Ensemble{NumFeatures: nf, Quantile: h.Quantile, Trees: make([]tree, h.Trees)}
+	e := &Ensemble{NumFeatures: nf, Quantile: h.Quantile, Trees: make([]tree, h.Trees), Means: make([][]float64, h.Trees)}
 	for t := range e.Trees {
 		if len(rest) < 4 {
 			return nil, bad("tree %d: file ends early", t)
@@ -187,12 +195,24 @@ func DecodeModel(data []byte) (*Model, error) {
 			tr[i] = node{Thr: math.Float64frombits(le.Uint64(rest)), Right: int32(le.Uint32(rest[8:])), Feat: int32(le.Uint32(rest[12:]))}
 			rest = rest[16:]
 		}
-		if end, err := checkTree(tr, 0, 0, nf); err != nil {
+		leaves := 0
+		if end, err := checkTree(tr, 0, 0, nf, &leaves); err != nil {
 			return nil, bad("tree %d: %v", t, err)
 		} else if end != len(tr) {
 			return nil, bad("tree %d: %d nodes unreachable", t, len(tr)-end)
 		}
-		e.Trees[t] = tr
+		if uint64(leaves)*8 > uint64(len(rest)) {
+			return nil, bad("tree %d: file ends in the expected values of its %d leaves", t, leaves)
+		}
+		means := make([]float64, leaves)
+		for k := range means {
+			means[k] = math.Float64frombits(le.Uint64(rest))
+			rest = rest[8:]
+			if !(means[k] > 0) || math.IsInf(means[k], 1) {
+				return nil, bad("tree %d: leaf %d: expected value %g is not a positive number", t, k, means[k])
+			}
+		}
+		e.Trees[t], e.Means[t] = tr, means
 	}
 	if len(rest) != 0 {
 		return nil, bad("%d bytes after the last tree", len(rest))
@@ -246,9 +266,10 @@ func checkSchema(h *fileHeader) error {
 	return nil
 }
 
-// checkTree checks the preorder subtree at i of depth d and returns the
-// index after it.
-func checkTree(t tree, i, d, nf int) (int, error) {
+// checkTree checks the preorder subtree at i of depth d, whose first leaf
+// is leaf *leaves of the tree, and returns the index after it; *leaves
+// becomes the number of leaves up to its end.
+func checkTree(t tree, i, d, nf int, leaves *int) (int, error) {
 	if i >= len(t) {
 		return 0, fmt.Errorf("node %d: child index past the end", i)
 	}
@@ -260,17 +281,21 @@ func checkTree(t tree, i, d, nf int) (int, error) {
 		if n.Feat != -1 || math.IsNaN(n.Thr) || math.IsInf(n.Thr, 0) {
 			return 0, fmt.Errorf("node %d: bad leaf (feature %d, value %g)", i, n.Feat, n.Thr)
 		}
+		if int(n.Right) != *leaves {
+			return 0, fmt.Errorf("node %d: leaf index %d, want %d", i, n.Right, *leaves)
+		}
+		*leaves++
 		return i + 1, nil
 	}
 	if int(n.Feat) >= nf || math.IsNaN(n.Thr) || math.IsInf(n.Thr, 1) {
 		return 0, fmt.Errorf("node %d: bad split (feature %d, threshold %g)", i, n.Feat, n.Thr)
 	}
-	end, err := checkTree(t, i+1, d+1, nf)
+	end, err := checkTree(t, i+1, d+1, nf, leaves)
 	if err != nil {
 		return 0, err
 	}
 	if int(n.Right) != end {
 		return 0, fmt.Errorf("node %d: right child %d, want %d", i, n.Right, end)
 	}
-	return checkTree(t, end, d+1, nf)
+	return checkTree(t, end, d+1, nf, leaves)
 }

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,9 +39,23 @@ func TestModelFileRoundTrip(t *testing.T) {
 	}
 	rows := BuildRows(recurring(300, 9))
 	a, b := m.PredictRows(rows), got.PredictRows(rows)
+	ea, ma := m.PredictRowsBoth(rows)
+	eb, mb := got.PredictRowsBoth(rows)
 	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("row %d: %g before saving, %g after", i, a[i], b[i])
+		if a[i] != b[i] || ma[i] != a[i] || mb[i] != a[i] {
+			t.Fatalf("row %d: median %g before saving, %g after (both outputs: %g, %g)", i, a[i], b[i], ma[i], mb[i])
+		}
+		if ea[i] != eb[i] {
+			t.Fatalf("row %d: expected %g before saving, %g after", i, ea[i], eb[i])
+		}
+		e1, m1 := got.PredictBoth(&rows[i])
+		if e1 != eb[i] || m1 != mb[i] || got.Predict(&rows[i]) != m1 {
+			t.Fatalf("row %d: one row (%g, %g), batch (%g, %g)", i, e1, m1, eb[i], mb[i])
+		}
+	}
+	for ti := range m.Forest.Means {
+		if !slices.Equal(m.Forest.Means[ti], got.Forest.Means[ti]) {
+			t.Fatalf("tree %d: leaf expected values differ after loading", ti)
 		}
 	}
 }
@@ -86,7 +101,13 @@ func TestModelFileRefusesMismatch(t *testing.T) {
 			d := append([]byte{}, data...)
 			binary.LittleEndian.PutUint32(d[8:], 7)
 			return d
-		}(), false, "file layout version 7, this build reads version 1"},
+		}(), false, "file layout version 7, this build reads version 2"},
+		// A version 1 file has medians only: refused, not misread.
+		{"version 1 (no expected values)", func() []byte {
+			d := append([]byte{}, data...)
+			binary.LittleEndian.PutUint32(d[8:], 1)
+			return d
+		}(), false, "file layout version 1, this build reads version 2"},
 		{"flipped byte", func() []byte { d := append([]byte{}, data...); d[len(d)/2] ^= 1; return d }(), false, "checksum"},
 		{"truncated", data[:len(data)-9], false, "checksum"},
 		{"not a model", []byte("id,submit\n1,2\n"), false, "not an asrpt model file"},
@@ -110,22 +131,44 @@ func TestDecodeRejectsBadTrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	hl := binary.LittleEndian.Uint32(data[12:])
+	le := binary.LittleEndian
+	hl := le.Uint32(data[12:])
 	first := 16 + int(hl) + 4 // the first node of the first tree
+	nodes := int(le.Uint32(data[16+hl:]))
+	firstLeaf := -1 // the first leaf node of the first tree
+	for k := 0; k < nodes; k++ {
+		if int32(le.Uint32(data[first+16*k+12:])) < 0 {
+			firstLeaf = first + 16*k
+			break
+		}
+	}
+	means := first + 16*nodes // the first tree's leaf expected values
 	for _, tc := range []struct {
 		name string
 		off  int
-		val  uint32
+		val  uint64
+		wide bool // write val as 8 bytes, else as 4
+		msg  string
 	}{
-		{"feature out of range", first + 12, 1000},
-		{"right child wrong", first + 8, 1},
-		{"NaN threshold", first + 4, 0x7ff80000},
+		{"feature out of range", first + 12, 1000, false, "bad split (feature 1000"},
+		{"right child wrong", first + 8, 1, false, "right child 1"},
+		{"NaN threshold", first + 4, 0x7ff80000, false, "threshold NaN"},
+		{"leaf index wrong", firstLeaf + 8, 5, false, "leaf index 5, want 0"},
+		{"NaN expected value", means, math.Float64bits(math.NaN()), true, "expected value NaN"},
+		{"negative expected value", means, math.Float64bits(-1), true, "expected value -1 "},
+		{"zero expected value", means, 0, true, "expected value 0 "},
+		{"infinite expected value", means, math.Float64bits(math.Inf(1)), true, "expected value +Inf"},
 	} {
 		d := append([]byte{}, data[:len(data)-4]...)
-		binary.LittleEndian.PutUint32(d[tc.off:], tc.val)
-		d = binary.LittleEndian.AppendUint32(d, crc32.ChecksumIEEE(d))
-		if _, err := DecodeModel(d); !errors.Is(err, ErrModelFile) {
-			t.Errorf("%s: error %v, want ErrModelFile", tc.name, err)
+		if tc.wide {
+			le.PutUint64(d[tc.off:], tc.val)
+		} else {
+			le.PutUint32(d[tc.off:], uint32(tc.val))
+		}
+		d = le.AppendUint32(d, crc32.ChecksumIEEE(d))
+		_, err := DecodeModel(d)
+		if !errors.Is(err, ErrModelFile) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: error %v, want ErrModelFile saying %q", tc.name, err, tc.msg)
 		}
 	}
 }
@@ -160,6 +203,8 @@ func FuzzDecodeModel(f *testing.F) {
 			r.Num[i] = math.NaN()
 		}
 		m.Predict(&r)
+		m.PredictBoth(&r)
 		m.PredictRows([]Row{r})
+		m.PredictRowsBoth([]Row{r})
 	})
 }
