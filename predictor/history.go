@@ -31,6 +31,10 @@ type GroupStats struct {
 	// OKMedian is the median log run time of the last Window runs that did
 	// not fail (COMPLETED, TIMEOUT or unknown state).
 	OKMedian float64
+	// MeanSeconds is the mean run time in seconds (not its log; each run
+	// at least 1 s) of the last Window runs, failed ones included: the
+	// group's expected run time. It is not a feature.
+	MeanSeconds float64
 }
 
 // groupAcc accumulates one group's runs.
@@ -38,6 +42,10 @@ type groupAcc struct {
 	n, nFail      int
 	last, lastEnd float64
 	all, ok       window
+	// secSum is the sum of exp(x) over all's window: kept incrementally
+	// and summed afresh once per lap of the ring, so rounding errors do
+	// not build up.
+	secSum float64
 }
 
 // window keeps the last Window values both in arrival order (a ring) and
@@ -49,11 +57,12 @@ type window struct {
 	sum    float64
 }
 
-func (w *window) add(x float64) {
+// add adds x and returns the value it pushed out of the window, if any.
+func (w *window) add(x float64) (old float64, evicted bool) {
 	if len(w.ring) < Window {
 		w.ring = append(w.ring, x)
 	} else {
-		old := w.ring[w.next]
+		old, evicted = w.ring[w.next], true
 		w.ring[w.next] = x
 		w.next = (w.next + 1) % Window
 		w.sum -= old
@@ -65,6 +74,7 @@ func (w *window) add(x float64) {
 	w.sorted = append(w.sorted, 0)
 	copy(w.sorted[i+1:], w.sorted[i:])
 	w.sorted[i] = x
+	return old, evicted
 }
 
 // quantile returns the q-quantile (linear interpolation) of the window, NaN
@@ -109,7 +119,17 @@ func (g *groupAcc) add(logRun, end float64, failed bool) {
 	if g.n == 1 || end >= g.lastEnd {
 		g.last, g.lastEnd = logRun, end
 	}
-	g.all.add(logRun)
+	switch old, evicted := g.all.add(logRun); {
+	case !evicted:
+		g.secSum += math.Exp(logRun)
+	case g.all.next == 0:
+		g.secSum = 0
+		for _, v := range g.all.ring {
+			g.secSum += math.Exp(v)
+		}
+	default:
+		g.secSum += math.Exp(logRun) - math.Exp(old)
+	}
 }
 
 func (g *groupAcc) stats() GroupStats {
@@ -125,12 +145,14 @@ func (g *groupAcc) stats() GroupStats {
 		P90:       g.all.quantile(0.9),
 		FailShare: float64(g.nFail) / float64(g.n),
 		OKMedian:  g.ok.quantile(0.5),
+		// At least 1 s, as every run is, whatever the rounding.
+		MeanSeconds: math.Max(1, g.secSum/float64(len(g.all.ring))),
 	}
 }
 
 func emptyStats() GroupStats {
 	nan := math.NaN()
-	return GroupStats{Last: nan, LastEnd: nan, Mean: nan, Median: nan, P90: nan, FailShare: nan, OKMedian: nan}
+	return GroupStats{Last: nan, LastEnd: nan, Mean: nan, Median: nan, P90: nan, FailShare: nan, OKMedian: nan, MeanSeconds: nan}
 }
 
 // groupKey identifies a (user, family) group.

@@ -79,8 +79,10 @@ type observed struct {
 // history and, for a job it predicted, a training row. Every RetrainEvery
 // seconds of simulated time (by Observe's end) it retrains, synchronously,
 // on the newest MaxTrainRows training rows, so that the same calls always
-// give the same answers. Before the first training it predicts the (user,
-// family) median.
+// give the same answers. Its estimates carry both outputs of the model:
+// Seconds the expected run time, Median the median. Before the first
+// training they are the (user, family) group's mean run time (MeanSeconds)
+// and median.
 //
 // Costs: Predict is O(trees·depth) plus O(1) map lookups (the group
 // statistics are kept incrementally, over at most Window runs per group);
@@ -90,8 +92,8 @@ type observed struct {
 // window; Stats reports its wall time.
 //
 // A job with no finished run of its (user, family) group gets Known =
-// false and the nearest known group's median: the user's, then the
-// partition's; then its time limit, then DefaultLimit (design §5,
+// false and the nearest known group's mean and median: the user's, then
+// the partition's; then its time limit, then DefaultLimit (design §5,
 // unseen = fallback). A prediction never exceeds the job's time limit.
 type Forest struct {
 	cfg     Config
@@ -180,31 +182,46 @@ func (f *Forest) estimate(j *job.Job, r *Row) Estimate {
 		return fallback(j, r)
 	}
 	if f.model == nil {
-		return Estimate{Seconds: math.Exp(r.Group.Median), Known: true}
+		return statsEstimate(&r.Group, true)
 	}
-	return Estimate{Seconds: f.model.Predict(r), Known: true}
+	exp, med := f.model.PredictBoth(r)
+	return Estimate{Seconds: exp, Median: med, Known: true}
 }
 
-// fallback is the unseen-job estimate: user, then partition median, then
-// the time limit, then DefaultLimit; Known = false.
+// statsEstimate is the estimate a group's statistics give: its mean run
+// time (expected) and its median.
+func statsEstimate(s *GroupStats, known bool) Estimate {
+	return Estimate{Seconds: s.MeanSeconds, Median: math.Exp(s.Median), Known: known}
+}
+
+// fallback is the unseen-job estimate: user, then partition mean and
+// median, then the time limit, then DefaultLimit (these two with one
+// number: Median 0); Known = false.
 func fallback(j *job.Job, r *Row) Estimate {
 	switch {
 	case r.User.Count > 0:
-		return Estimate{Seconds: math.Exp(r.User.Median)}
+		return statsEstimate(&r.User, false)
 	case r.Partition.Count > 0:
-		return Estimate{Seconds: math.Exp(r.Partition.Median)}
+		return statsEstimate(&r.Partition, false)
 	case j.TimeLimit > 0:
 		return Estimate{Seconds: j.TimeLimit}
 	}
 	return Estimate{Seconds: DefaultLimit}
 }
 
-// capLimit keeps an estimate within [1 s, the job's time limit].
+// capLimit keeps Seconds, and Median when there is one (> 0), within
+// [1 s, the job's time limit].
 func capLimit(e Estimate, j *job.Job) Estimate {
-	if j.TimeLimit > 0 && e.Seconds > j.TimeLimit {
-		e.Seconds = j.TimeLimit
+	clamp := func(s float64) float64 {
+		if j.TimeLimit > 0 && s > j.TimeLimit {
+			s = j.TimeLimit
+		}
+		return positive(s)
 	}
-	e.Seconds = positive(e.Seconds)
+	e.Seconds = clamp(e.Seconds)
+	if e.Median > 0 {
+		e.Median = clamp(e.Median)
+	}
 	return e
 }
 

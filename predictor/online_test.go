@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -287,5 +288,138 @@ func BenchmarkForestPredict(b *testing.B) {
 				f.Predict(&j)
 			}
 		})
+	}
+}
+
+// skewed returns n jobs of one user alternating two families: "right"
+// runs are log-normal (σ = 1, median 600 s: mean e^0.5 ≈ 1.65 × median),
+// "left" runs take about 1,000 s but 30% fail after 10 s (mean ≈ 703 s,
+// below the median).
+func skewed(n int, seed uint64) []job.Job {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	jobs := make([]job.Job, n)
+	for i := range jobs {
+		j := job.Job{ID: fmt.Sprint(i + 1), User: "u", Partition: "gpu", Submit: 1.7e9 + 300*float64(i), GPUs: 1, Nodes: 1,
+			TimeLimit: 86400, State: "COMPLETED"}
+		if i%2 == 0 {
+			j.Name = "right"
+			j.RunTime = math.Round(600 * math.Exp(rng.NormFloat64()))
+		} else {
+			j.Name = "left"
+			j.RunTime = math.Round(1000 * math.Exp(0.05*rng.NormFloat64()))
+			if rng.Float64() < 0.3 {
+				j.RunTime, j.State = 10, "FAILED"
+			}
+		}
+		j.RunTime = min(max(j.RunTime, 1), j.TimeLimit)
+		jobs[i] = j
+	}
+	return jobs
+}
+
+// TestForestBothOutputs checks that the online forest's expected value
+// lies above its median where run times are skewed right and below where
+// failures skew them left, before the first training (group statistics)
+// and after (the model), and that Repredict gives both outputs too.
+func TestForestBothOutputs(t *testing.T) {
+	jobs := skewed(1600, 1)
+	cfg := smallOnline()
+	// Leaves of 50 as in the defaults: leaves of 5 overfit the i.i.d.
+	// failures and put the median of some jobs at the failures' 10 s.
+	cfg.Train.Forest.MinSamplesLeaf = 50
+	f, err := NewForest(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tally struct{ n, ok int }
+	count := map[string]*tally{}
+	trainedAt := -1
+	for i := range jobs {
+		j := &jobs[i]
+		// Observe every job that ended by this submit, then predict.
+		for k := 0; k < i; k++ {
+			if e := End(&jobs[k]); e <= j.Submit && e > jobs[i-1].Submit {
+				f.Observe(&jobs[k], e)
+			}
+		}
+		before := f.Trainings() == 0
+		if !before && trainedAt < 0 {
+			trainedAt = i
+		}
+		e := f.Predict(j)
+		if !e.Known || !(e.Median > 0) || !(e.Seconds > 0) {
+			continue
+		}
+		if r := f.Repredict(j, j.Submit+60); !(r.Median > 0) || !(r.Seconds > 0) || !r.Known {
+			t.Fatalf("job %d: Repredict %+v", i, r)
+		}
+		phase := "trained"
+		if before {
+			phase = "untrained"
+		}
+		key := phase + "/" + j.Name
+		if count[key] == nil {
+			count[key] = &tally{}
+		}
+		c := count[key]
+		c.n++
+		if (j.Name == "right") == (e.Seconds > e.Median) {
+			c.ok++
+		}
+	}
+	if trainedAt < 0 || f.Trainings() < 3 {
+		t.Fatalf("%d trainings", f.Trainings())
+	}
+	for _, key := range []string{"untrained/right", "untrained/left", "trained/right", "trained/left"} {
+		c := count[key]
+		if c == nil || c.n < 10 {
+			t.Fatalf("%s: too few known estimates (%v)", key, c)
+		}
+		t.Logf("%s: expected value on the skewed side of the median in %d of %d estimates", key, c.ok, c.n)
+		if float64(c.ok) < 0.9*float64(c.n) {
+			t.Errorf("%s: expected value on the skewed side of the median in %d of %d estimates", key, c.ok, c.n)
+		}
+	}
+}
+
+func TestForestCapsBoth(t *testing.T) {
+	f, _ := NewForest(smallOnline())
+	for i, rt := range []float64{100, 100, 10000} {
+		j := &job.Job{ID: fmt.Sprint(i), User: "alice", Name: "a", Partition: "gpu", Submit: float64(i), RunTime: rt, State: "COMPLETED"}
+		f.Predict(j)
+		f.Observe(j, float64(i)+rt)
+	}
+	at := 20000.0
+	for _, tc := range []struct {
+		name           string
+		j              job.Job
+		known          bool
+		seconds, media float64
+	}{
+		{"group: mean and median", job.Job{User: "alice", Name: "a", Submit: at}, true, 3400, 100},
+		{"group, limit between median and mean", job.Job{User: "alice", Name: "a", Submit: at, TimeLimit: 1000}, true, 1000, 100},
+		{"group, limit below both", job.Job{User: "alice", Name: "a", Submit: at, TimeLimit: 50}, true, 50, 50},
+		{"user fallback", job.Job{User: "alice", Name: "b", Submit: at}, false, 3400, 100},
+		{"partition fallback", job.Job{User: "bob", Name: "b", Partition: "gpu", Submit: at}, false, 3400, 100},
+		{"time limit only: one number", job.Job{User: "bob", Partition: "cpu", Submit: at, TimeLimit: 500}, false, 500, 0},
+		{"nothing: one number", job.Job{User: "bob", Partition: "cpu", Submit: at}, false, DefaultLimit, 0},
+	} {
+		e := f.Predict(&tc.j)
+		if e.Known != tc.known || math.Abs(e.Seconds-tc.seconds) > 1e-6 || math.Abs(e.Median-tc.media) > 1e-6 {
+			t.Errorf("%s: %+v, want {Seconds: %g, Median: %g, Known: %v}", tc.name, e, tc.seconds, tc.media, tc.known)
+		}
+		if r := f.Repredict(&tc.j, at+10); r != e {
+			t.Errorf("%s: Repredict %+v, Predict %+v", tc.name, r, e)
+		}
+	}
+	// capLimit keeps both at least 1 s and leaves "no median" alone.
+	for _, tc := range []struct{ in, want Estimate }{
+		{Estimate{Seconds: 0.2, Median: 0.5}, Estimate{Seconds: 1, Median: 1}},
+		{Estimate{Seconds: 0.2}, Estimate{Seconds: 1}},
+		{Estimate{Seconds: 5000, Median: 7000, Known: true}, Estimate{Seconds: 3600, Median: 3600, Known: true}},
+	} {
+		if got := capLimit(tc.in, &job.Job{TimeLimit: 3600}); got != tc.want {
+			t.Errorf("capLimit(%+v) = %+v, want %+v", tc.in, got, tc.want)
+		}
 	}
 }

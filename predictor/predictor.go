@@ -5,6 +5,8 @@
 package predictor
 
 import (
+	"math"
+
 	"github.com/asrpt/asrpt/job"
 )
 
@@ -59,7 +61,8 @@ type Predictor interface {
 // history nor a time limit (one day).
 const DefaultLimit = 86400
 
-// Oracle predicts each job's true run time (perfect predictions).
+// Oracle predicts each job's true run time (perfect predictions), as both
+// the expected value and the median.
 type Oracle struct{}
 
 // Name implements Predictor.
@@ -67,7 +70,8 @@ func (Oracle) Name() string { return "oracle" }
 
 // Predict implements Predictor.
 func (Oracle) Predict(j *job.Job) Estimate {
-	return Estimate{Seconds: positive(j.RunTime), Known: true}
+	s := positive(j.RunTime)
+	return Estimate{Seconds: s, Median: s, Known: true}
 }
 
 // Repredict implements Predictor.
@@ -76,7 +80,8 @@ func (o Oracle) Repredict(j *job.Job, _ float64) Estimate { return o.Predict(j) 
 // Observe implements Predictor.
 func (Oracle) Observe(*job.Job, float64) {}
 
-// Limit predicts the user's time limit, as Slurm's backfill does.
+// Limit predicts the user's time limit, as Slurm's backfill does: one
+// number (Median 0).
 type Limit struct{}
 
 // Name implements Predictor.
@@ -104,18 +109,34 @@ func positive(s float64) float64 {
 	return s
 }
 
+// meanAcc accumulates a group's run times: their running mean over all
+// runs, and the log run times of the last Window runs for the median.
 type meanAcc struct {
 	sum float64
 	n   int
+	win window
 }
 
-func (m *meanAcc) add(x float64) { m.sum += x; m.n++ }
+func (m *meanAcc) add(x float64) {
+	m.sum += x
+	m.n++
+	m.win.add(logRun(x))
+}
+
 func (m *meanAcc) mean() float64 { return m.sum / float64(m.n) }
 
+// estimate is the group's estimate: Seconds the running mean, Median the
+// median of the last Window runs (seconds, at least 1).
+func (m *meanAcc) estimate(known bool) Estimate {
+	return Estimate{Seconds: positive(m.mean()), Median: positive(math.Exp(m.win.quantile(0.5))), Known: known}
+}
+
 // Mean predicts the running mean run time of the job's (user, name family)
-// group, the family being the normalised job name (Family);
-// for an unseen group it falls back to the user's mean, then the time limit,
-// then DefaultLimit, and reports Known = false.
+// group, the family being the normalised job name (Family), as the
+// expected value, and the median of the group's last Window runs as the
+// median; for an unseen group it falls back to the user's mean and median,
+// then the time limit, then DefaultLimit, and reports Known = false.
+// Memory: O(Window) per group and user.
 type Mean struct {
 	group map[[2]string]*meanAcc
 	user  map[string]*meanAcc
@@ -150,10 +171,10 @@ func (*Mean) Name() string { return "mean" }
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
 	if a := m.group[[2]string{j.User, m.family(j.Name)}]; a != nil {
-		return Estimate{Seconds: positive(a.mean()), Known: true}
+		return a.estimate(true)
 	}
 	if a := m.user[j.User]; a != nil {
-		return Estimate{Seconds: positive(a.mean())}
+		return a.estimate(false)
 	}
 	return Limit{}.Predict(j).unknown()
 }

@@ -1,0 +1,73 @@
+package predictor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+func TestSimplePredictorsBothOutputs(t *testing.T) {
+	m := NewMean()
+	for i, rt := range []float64{100, 200, 10000} {
+		j := &job.Job{ID: string(rune('a' + i)), User: "u", Name: "train-run1", RunTime: rt}
+		m.Observe(j, rt)
+	}
+	for _, tc := range []struct {
+		name string
+		p    Predictor
+		j    job.Job
+		want Estimate
+	}{
+		{"oracle", Oracle{}, job.Job{RunTime: 420}, Estimate{Seconds: 420, Median: 420, Known: true}},
+		{"oracle, under 1 s", Oracle{}, job.Job{RunTime: 0}, Estimate{Seconds: 1, Median: 1, Known: true}},
+		{"limit: one number", Limit{}, job.Job{TimeLimit: 3600}, Estimate{Seconds: 3600, Known: true}},
+		{"limit, none", Limit{}, job.Job{}, Estimate{Seconds: DefaultLimit}},
+		// Mean: the running mean and the window's median (log space,
+		// so the middle value of three).
+		{"mean: group", m, job.Job{User: "u", Name: "train-run7"}, Estimate{Seconds: 3433.333333333333, Median: 200, Known: true}},
+		{"mean: user", m, job.Job{User: "u", Name: "other"}, Estimate{Seconds: 3433.333333333333, Median: 200}},
+		{"mean: unseen, limit", m, job.Job{User: "v", TimeLimit: 50}, Estimate{Seconds: 50}},
+	} {
+		got := tc.p.Predict(&tc.j)
+		if math.Abs(got.Seconds-tc.want.Seconds) > 1e-9 || math.Abs(got.Median-tc.want.Median) > 1e-9 || got.Known != tc.want.Known {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+		if r := tc.p.Repredict(&tc.j, 1e6); r != got {
+			t.Errorf("%s: Repredict %+v, Predict %+v", tc.name, r, got)
+		}
+		if got.Fit() != map[bool]float64{true: got.Median, false: got.Seconds}[got.Median > 0] {
+			t.Errorf("%s: Fit %g", tc.name, got.Fit())
+		}
+	}
+}
+
+// TestMeanSeconds checks a group's mean run time over its window against
+// a sum over the last Window runs, across many laps of the ring, with run
+// times spread over seven orders of magnitude.
+func TestMeanSeconds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var g groupAcc
+	var runs []float64
+	for i := 0; i < 1000; i++ {
+		rt := math.Round(math.Exp(rng.Float64() * 16))
+		if i%97 == 0 {
+			rt = 1e7
+		}
+		runs = append(runs, rt)
+		g.add(logRun(rt), float64(i), i%5 == 0)
+		last := runs[max(0, len(runs)-Window):]
+		var want float64
+		for _, r := range last {
+			want += math.Max(r, 1)
+		}
+		want /= float64(len(last))
+		if got := g.stats().MeanSeconds; math.Abs(got/want-1) > 1e-9 {
+			t.Fatalf("after %d runs: MeanSeconds %g, want %g", i+1, got, want)
+		}
+	}
+	if s := emptyStats(); !math.IsNaN(s.MeanSeconds) {
+		t.Errorf("empty group: MeanSeconds %g, want NaN", s.MeanSeconds)
+	}
+}
