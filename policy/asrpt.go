@@ -337,8 +337,10 @@ func (a *asrpt) schedulePaper(now float64, free *placement.Free) []*Task {
 // counts them twice.
 func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 	started := a.buf[:0]
-	a.prof.reset(now, free.Total(), a.run.reader(now))
-	k := max(a.env.Params.Reservations, 1)
+	next, stop := a.run.reader(now)
+	defer stop()
+	a.prof.reset(now, free.Total(), next)
+	k := max(a.env.Params.Reservations, 0)
 	reserved, seen, depth := 0, 0, a.env.Params.Depth
 	visit := func(t *Task) bool {
 		if free.Total() == 0 {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -16,14 +17,14 @@ import (
 // near now costs no scan of every running job. A profile is valid for one
 // pass: jobs started in the pass must be added with take.
 type profile struct {
-	now   float64
-	base  int       // GPUs free now (before reservations)
-	ends  []float64 // predicted ends read so far, ascending
-	cum   []int     // cum[i]: GPUs free (before reservations) from ends[i] on
-	next  func() (end float64, gpus int, ok bool)
-	done  bool // every running job has been read
-	res   []window
-	wends []float64 // scratch for earliest
+	now  float64
+	base int       // GPUs free now (before reservations)
+	ends []float64 // predicted ends read so far, ascending
+	cum  []int     // cum[i]: GPUs free (before reservations) from ends[i] on
+	next func() (end float64, gpus int, ok bool)
+	done bool // every running job has been read
+	res  []window
+	evs  []event // scratch for earliest
 }
 
 // window is a span [start, end) in seconds holding gpus GPUs: a
@@ -129,43 +130,92 @@ func (p *profile) add(start, d float64, gpus int) {
 }
 
 // earliest returns the earliest start ≥ now at which gpus GPUs are free
-// for d seconds. Free GPUs change only at running jobs' predicted ends and
-// windows' ends, so those are the candidates, in time order; past all of
-// them the whole cluster is free, so for gpus ≤ the cluster's GPUs the
-// answer is finite.
+// for d seconds. One sweep, in time order, over the running jobs' ends and
+// the windows' starts and ends: a candidate start is where the free count
+// rises to gpus or more, and it wins once the count has stayed there for
+// d. Past every event the whole cluster is free, so for gpus ≤ the
+// cluster's GPUs the answer is finite. Cost O(ends read + W log W) for W
+// windows.
 func (p *profile) earliest(d float64, gpus int) float64 {
-	if p.fits(p.now, d, gpus) {
-		return p.now
-	}
-	p.wends = p.wends[:0]
+	p.evs = p.evs[:0]
+	free := p.base
 	for _, w := range p.res {
-		if w.end > p.now {
-			p.wends = append(p.wends, w.end)
+		if w.end <= p.now {
+			continue
 		}
+		if w.start <= p.now {
+			free -= w.gpus
+		} else {
+			p.evs = append(p.evs, event{w.start, -w.gpus})
+		}
+		p.evs = append(p.evs, event{w.end, w.gpus})
 	}
-	slices.Sort(p.wends)
+	slices.SortFunc(p.evs, func(a, b event) int { return cmp.Compare(a.at, b.at) })
+	cand := math.Inf(1)
+	if free >= gpus {
+		cand = p.now
+	}
 	i, j := 0, 0
-	for {
-		t := math.Inf(1)
-		e, ok := p.endAt(i)
-		if ok {
-			t = e
-		}
-		if j < len(p.wends) && p.wends[j] < t {
-			t = p.wends[j]
-		}
-		if math.IsInf(t, 1) {
-			return t
-		}
-		for ok && e <= t {
+	// apply brings free up to date with every change at or before t.
+	apply := func(t float64) {
+		for {
+			e, ok := p.endAt(i)
+			if !ok || e > t {
+				break
+			}
+			free += p.cum[i] - p.cumBefore(i)
 			i++
-			e, ok = p.endAt(i)
 		}
-		for j < len(p.wends) && p.wends[j] <= t {
+		for j < len(p.evs) && p.evs[j].at <= t {
+			free += p.evs[j].gpus
 			j++
 		}
-		if p.fits(t, d, gpus) {
-			return t
+	}
+	for {
+		if !math.IsInf(cand, 1) {
+			// Ends only add GPUs: the run from cand can break only where
+			// a window starts before cand+d.
+			k := j
+			for k < len(p.evs) && p.evs[k].gpus > 0 {
+				k++
+			}
+			if k == len(p.evs) || p.evs[k].at >= cand+d {
+				return cand
+			}
+			apply(p.evs[k].at)
+			if free < gpus {
+				cand = math.Inf(1)
+			}
+			continue
+		}
+		t := math.Inf(1)
+		if e, ok := p.endAt(i); ok {
+			t = e
+		}
+		if j < len(p.evs) && p.evs[j].at < t {
+			t = p.evs[j].at
+		}
+		if math.IsInf(t, 1) {
+			return t // never fits: more GPUs than the cluster has
+		}
+		apply(t)
+		if free >= gpus {
+			cand = t
 		}
 	}
+}
+
+// cumBefore returns the base free count just before ends[i].
+func (p *profile) cumBefore(i int) int {
+	if i == 0 {
+		return p.base
+	}
+	return p.cum[i-1]
+}
+
+// event is a change of the free count at a time: a window's start
+// (negative) or end (positive).
+type event struct {
+	at   float64
+	gpus int
 }
