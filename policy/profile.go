@@ -39,7 +39,7 @@ type window struct {
 // the running jobs in ascending order of predicted end.
 func (p *profile) reset(now float64, free int, next func() (float64, int, bool)) {
 	p.now, p.base, p.next, p.done = now, free, next, false
-	p.ends, p.cum, p.res = p.ends[:0], p.cum[:0], p.res[:0]
+	p.ends, p.cum, p.res, p.evs = p.ends[:0], p.cum[:0], p.res[:0], p.evs[:0]
 }
 
 // readOne reads the next running job's end; false when none is left.
@@ -126,7 +126,20 @@ func (p *profile) fits(a, d float64, gpus int) bool {
 // started in this pass (which the running set the profile reads from
 // does not hold yet).
 func (p *profile) add(start, d float64, gpus int) {
-	p.res = append(p.res, window{start: start, end: start + d, gpus: gpus})
+	w := window{start: start, end: start + d, gpus: gpus}
+	p.res = append(p.res, w)
+	p.insert(event{w.start, -gpus})
+	p.insert(event{w.end, gpus})
+}
+
+// insert keeps the windows' events in time order (a start before an end
+// at the same time does not matter: both are applied before a check).
+func (p *profile) insert(e event) {
+	i, _ := slices.BinarySearchFunc(p.evs, e.at, func(x event, t float64) int { return cmp.Compare(x.at, t) })
+	for i < len(p.evs) && p.evs[i].at == e.at {
+		i++
+	}
+	p.evs = slices.Insert(p.evs, i, e)
 }
 
 // earliest returns the earliest start ≥ now at which gpus GPUs are free
@@ -137,25 +150,17 @@ func (p *profile) add(start, d float64, gpus int) {
 // cluster's GPUs the answer is finite. Cost O(ends read + W log W) for W
 // windows.
 func (p *profile) earliest(d float64, gpus int) float64 {
-	p.evs = p.evs[:0]
 	free := p.base
-	for _, w := range p.res {
-		if w.end <= p.now {
-			continue
-		}
-		if w.start <= p.now {
-			free -= w.gpus
-		} else {
-			p.evs = append(p.evs, event{w.start, -w.gpus})
-		}
-		p.evs = append(p.evs, event{w.end, w.gpus})
+	j := 0
+	for j < len(p.evs) && p.evs[j].at <= p.now {
+		free += p.evs[j].gpus
+		j++
 	}
-	slices.SortFunc(p.evs, func(a, b event) int { return cmp.Compare(a.at, b.at) })
 	cand := math.Inf(1)
 	if free >= gpus {
 		cand = p.now
 	}
-	i, j := 0, 0
+	i := 0
 	// apply brings free up to date with every change at or before t.
 	apply := func(t float64) {
 		for {

@@ -103,6 +103,7 @@ type state struct {
 	done    float64 // fraction of the job's work done by earlier runs
 	version int     // bumped on preemption, invalidating the pending completion
 	res     *JobResult
+	group   string // predictor.GroupKey, when waiting jobs are predicted again
 }
 
 type completion struct {
@@ -193,8 +194,7 @@ type regroup map[string][]*policy.Task
 
 // repredict predicts again the waiting jobs of the group of the job that
 // just finished and hands the changed estimates to the policy.
-func (g regroup) repredict(now float64, done *policy.Task, pred predictor.Predictor, upd policy.Updater) {
-	key := predictor.GroupKey(done.Job)
+func (g regroup) repredict(now float64, key string, done *policy.Task, pred predictor.Predictor, upd policy.Updater) {
 	list := g[key]
 	k := 0
 	for _, t := range list {
@@ -299,7 +299,7 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			pol.Finish(now, t)
 			pred.Observe(t.Job, c.at)
 			if groups != nil {
-				groups.repredict(now, t, pred, upd)
+				groups.repredict(now, st.group, t, pred, upd)
 			}
 			done++
 			if cfg.Progress != nil && done%progressEvery == 0 {
@@ -320,8 +320,8 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 				Start: math.NaN(), Reference: t.Reference, Predicted: est.Seconds}
 			pol.Arrive(now, t)
 			if groups != nil {
-				key := predictor.GroupKey(j)
-				groups[key] = append(groups[key], t)
+				st.group = predictor.GroupKey(j)
+				groups[st.group] = append(groups[st.group], t)
 			}
 			pending++
 			next++
