@@ -1,10 +1,12 @@
 package predictor
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/asrpt/asrpt/job"
@@ -43,6 +45,10 @@ type EvalReport struct {
 
 // PredictorResult holds one predictor's errors on the test jobs. Relative
 // error is (predicted − true) / true; true run times below 1 s count as 1 s.
+// The fields up to Histogram score the median output (Estimate.Fit: what
+// fits a job into a hole); the Expected fields and Calibration score the
+// expected-value output (Estimate.Seconds: what ranks jobs). A predictor
+// with one number gives the same number to both.
 type PredictorResult struct {
 	Name string `json:"name"`
 	// MAE is the mean absolute error, seconds.
@@ -63,7 +69,49 @@ type PredictorResult struct {
 	Known float64 `json:"known_share"`
 	// Histogram counts test jobs by relative error.
 	Histogram []Bucket `json:"histogram"`
+	// MeanErr is the mean of (median output − true), seconds.
+	MeanErr float64 `json:"mean_err_s"`
+	// RMSE is the root mean squared error of the median output, seconds.
+	RMSE float64 `json:"rmse_s"`
+	// ExpectedMAE is the mean absolute error of the expected output,
+	// seconds.
+	ExpectedMAE float64 `json:"expected_mae_s"`
+	// ExpectedRMSE is its root mean squared error, seconds (the error a
+	// mean minimises).
+	ExpectedRMSE float64 `json:"expected_rmse_s"`
+	// ExpectedBias is the mean of (expected output − true), seconds: 0
+	// for an unbiased expected value.
+	ExpectedBias float64 `json:"expected_bias_s"`
+	// ExpectedRatio is Σ expected output / Σ true run time (1 when
+	// unbiased).
+	ExpectedRatio float64 `json:"expected_sum_ratio"`
+	// Calibration compares the expected output with the truth over
+	// calBuckets equal-count buckets of test jobs by expected output.
+	Calibration []CalBucket `json:"calibration"`
+	// SEPTExpected is the total completion time of the test jobs run one
+	// after another on one machine, shortest expected output first,
+	// divided by that of the true shortest-first order (1 = perfect
+	// ranking): what ranking by the expected output is for.
+	SEPTExpected float64 `json:"sept_ratio_expected"`
+	// SEPTMedian is the same ratio with the jobs ranked by the median
+	// output.
+	SEPTMedian float64 `json:"sept_ratio_median"`
 }
+
+// CalBucket is a calibration bucket: the test jobs whose expected output
+// is in [Lo, Hi] seconds (buckets hold equal counts, so ties may span
+// two), with the mean of their expected outputs and of their true run
+// times, seconds.
+type CalBucket struct {
+	Lo            float64 `json:"lo_s"`
+	Hi            float64 `json:"hi_s"`
+	Count         int     `json:"count"`
+	MeanPredicted float64 `json:"mean_predicted_s"`
+	MeanActual    float64 `json:"mean_actual_s"`
+}
+
+// calBuckets is the number of calibration buckets (deciles).
+const calBuckets = 10
 
 // Bucket is a histogram bucket: relative errors in (Lo, Hi] (the first
 // bucket includes −1, the last +Inf; JSON gives ±Inf as ±1e308).
@@ -87,12 +135,16 @@ var bucketEdges = []float64{-1, -0.9, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1, 3, m
 //   - limit: the job's time limit (DefaultLimit when it has none);
 //   - last: the last run of the (user, family) group, else of the user;
 //   - family-median: the median of the group's last Window runs, else the
-//     user's;
-//   - user-median: the median of the user's last Window runs.
+//     user's; its expected output is the mean run time of those runs
+//     (MeanSeconds), what the online forest uses before its first
+//     training;
+//   - user-median: the median of the user's last Window runs, and their
+//     mean run time as the expected output.
 //
-// A baseline with no history for the job falls back to the partition's
-// median, then the median over all jobs. Every history-based estimate,
-// the forest's included, is capped at the job's time limit.
+// limit and last have one number, scored as both outputs. A baseline with
+// no history for the job falls back to the partition's median and mean,
+// then those over all jobs. Every history-based estimate, the forest's
+// included, is capped at the job's time limit.
 func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 	if cfg.Split == 0 {
 		cfg.Split = 0.8
@@ -158,74 +210,93 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 		if err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", fc.Name, err)
 		}
-		pred := m.PredictRows(teRows)
+		exp, med := m.PredictRowsBoth(teRows)
 		for k, i := range test {
-			pred[k] = capLimit(Estimate{Seconds: pred[k]}, &jobs[i]).Seconds
+			e := capLimit(Estimate{Seconds: exp[k], Median: med[k]}, &jobs[i])
+			exp[k], med[k] = e.Seconds, e.Median
 		}
-		rep.Predictors = append(rep.Predictors, score(fc.Name, pred, truth, knownGroup))
+		rep.Predictors = append(rep.Predictors, score(fc.Name, med, exp, truth, knownGroup))
 	}
-	base := func(name string, f func(j *job.Job, r *Row) (float64, bool)) {
-		pred := make([]float64, len(test))
+	base := func(name string, f func(j *job.Job, r *Row) Estimate) {
+		med := make([]float64, len(test))
+		exp := make([]float64, len(test))
 		known := make([]bool, len(test))
 		for k, i := range test {
-			s, ok := f(&jobs[i], &teRows[k])
-			if s <= 0 {
-				s = baseFallback(&jobs[i], &teRows[k])
+			e := f(&jobs[i], &teRows[k])
+			if e.Seconds <= 0 {
+				e = baseFallback(&jobs[i], &teRows[k]).known(e.Known)
 			}
 			if name != "limit" {
-				s = capLimit(Estimate{Seconds: s}, &jobs[i]).Seconds
+				e = capLimit(e, &jobs[i])
 			}
-			pred[k], known[k] = s, ok
+			med[k], exp[k], known[k] = e.Fit(), e.Seconds, e.Known
 		}
-		rep.Predictors = append(rep.Predictors, score(name, pred, truth, known))
+		rep.Predictors = append(rep.Predictors, score(name, med, exp, truth, known))
 	}
-	base("limit", func(j *job.Job, _ *Row) (float64, bool) {
-		e := Limit{}.Predict(j)
-		return e.Seconds, e.Known
-	})
-	base("last", func(_ *job.Job, r *Row) (float64, bool) {
+	base("limit", func(j *job.Job, _ *Row) Estimate { return Limit{}.Predict(j) })
+	base("last", func(_ *job.Job, r *Row) Estimate {
 		switch {
 		case r.Group.Count > 0:
-			return math.Exp(r.Group.Last), true
+			return Estimate{Seconds: math.Exp(r.Group.Last), Known: true}
 		case r.User.Count > 0:
-			return math.Exp(r.User.Last), false
+			return Estimate{Seconds: math.Exp(r.User.Last)}
 		}
-		return 0, false
+		return Estimate{}
 	})
-	base("family-median", func(_ *job.Job, r *Row) (float64, bool) {
+	base("family-median", func(_ *job.Job, r *Row) Estimate {
 		switch {
 		case r.Group.Count > 0:
-			return math.Exp(r.Group.Median), true
+			return statsEstimate(&r.Group, true)
 		case r.User.Count > 0:
-			return math.Exp(r.User.Median), false
+			return statsEstimate(&r.User, false)
 		}
-		return 0, false
+		return Estimate{}
 	})
-	base("user-median", func(_ *job.Job, r *Row) (float64, bool) {
+	base("user-median", func(_ *job.Job, r *Row) Estimate {
 		if r.User.Count > 0 {
-			return math.Exp(r.User.Median), true
+			return statsEstimate(&r.User, true)
 		}
-		return 0, false
+		return Estimate{}
 	})
 	return rep, nil
 }
 
 // baseFallback is the baselines' estimate without user history: partition
-// median, then the median over all jobs, then the time limit.
-func baseFallback(j *job.Job, r *Row) float64 {
+// median and mean, then those over all jobs, then the time limit.
+func baseFallback(j *job.Job, r *Row) Estimate {
 	switch {
 	case r.Partition.Count > 0:
-		return math.Exp(r.Partition.Median)
+		return statsEstimate(&r.Partition, false)
 	case r.All.Count > 0:
-		return math.Exp(r.All.Median)
+		return statsEstimate(&r.All, false)
 	}
-	return Limit{}.Predict(j).Seconds
+	return Limit{}.Predict(j)
 }
 
-// score computes a predictor's errors.
-func score(name string, pred, truth []float64, known []bool) PredictorResult {
+func (e Estimate) known(k bool) Estimate { e.Known = k; return e }
+
+// score computes a predictor's errors: pred is its median output, exp
+// its expected output (seconds, by test job).
+func score(name string, pred, exp, truth []float64, known []bool) PredictorResult {
 	n := len(pred)
 	res := PredictorResult{Name: name}
+	var se, seExp, sumExp, sumTrue float64
+	for i := range pred {
+		d := pred[i] - truth[i]
+		res.MeanErr += d / float64(n)
+		se += d * d
+		de := exp[i] - truth[i]
+		res.ExpectedMAE += math.Abs(de) / float64(n)
+		res.ExpectedBias += de / float64(n)
+		seExp += de * de
+		sumExp += exp[i]
+		sumTrue += truth[i]
+	}
+	res.RMSE, res.ExpectedRMSE = math.Sqrt(se/float64(n)), math.Sqrt(seExp/float64(n))
+	res.ExpectedRatio = sumExp / sumTrue
+	res.Calibration = calibrate(exp, truth)
+	best := sequence(truth, truth)
+	res.SEPTExpected, res.SEPTMedian = sequence(exp, truth)/best, sequence(pred, truth)/best
 	absErr := make([]float64, n)
 	rel := make([]float64, n)
 	absRel := make([]float64, n)
@@ -271,8 +342,53 @@ func score(name string, pred, truth []float64, known []bool) PredictorResult {
 	return res
 }
 
-// WriteText writes the report as aligned tables: the errors per predictor,
-// then the relative-error histogram (share of test jobs per bucket).
+// sequence returns the total completion time, seconds, of jobs with run
+// times truth run back to back on one machine in increasing order of key
+// (ties in index order).
+func sequence(key, truth []float64) float64 {
+	idx := make([]int, len(key))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(key[a], key[b]) })
+	var t, total float64
+	for _, i := range idx {
+		t += truth[i]
+		total += t
+	}
+	return total
+}
+
+// calibrate buckets the test jobs by expected output exp into calBuckets
+// equal-count buckets (fewer when there are fewer jobs) and averages exp
+// and truth in each.
+func calibrate(exp, truth []float64) []CalBucket {
+	n := len(exp)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(exp[a], exp[b]) })
+	nb := min(calBuckets, n)
+	out := make([]CalBucket, 0, nb)
+	for b := 0; b < nb; b++ {
+		lo, hi := b*n/nb, (b+1)*n/nb
+		c := CalBucket{Lo: exp[idx[lo]], Hi: exp[idx[hi-1]], Count: hi - lo}
+		for _, i := range idx[lo:hi] {
+			c.MeanPredicted += exp[i]
+			c.MeanActual += truth[i]
+		}
+		c.MeanPredicted /= float64(c.Count)
+		c.MeanActual /= float64(c.Count)
+		out = append(out, c)
+	}
+	return out
+}
+
+// WriteText writes the report as aligned tables: the errors of the median
+// output per predictor, then the relative-error histogram (share of test
+// jobs per bucket), then the errors of the expected output, then the
+// calibration of every forest's expected output.
 func (r *EvalReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "jobs %d, finished %d, train %d, test %d (cut at %.0f)\n", r.Jobs, r.Finished, r.Train, r.Test, r.CutTime)
@@ -295,6 +411,22 @@ func (r *EvalReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "%.3f\t", float64(b.Count)/float64(r.Test))
 		}
 		fmt.Fprintln(tw)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "predictor\tmedian out: mean err s\tRMSE s\tSEPT ratio\texpected out: MAE s\tmean err s\tRMSE s\tΣpred/Σtrue\tSEPT ratio\t")
+	for _, p := range r.Predictors {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t\n", p.Name, p.MeanErr, p.RMSE, p.SEPTMedian,
+			p.ExpectedMAE, p.ExpectedBias, p.ExpectedRMSE, p.ExpectedRatio, p.SEPTExpected)
+	}
+	for _, p := range r.Predictors {
+		if !strings.HasPrefix(p.Name, "forest") {
+			continue
+		}
+		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "%s: expected output by decile\tfrom s\tto s\tjobs\tmean predicted s\tmean actual s\tactual/predicted\t\n", p.Name)
+		for k, c := range p.Calibration {
+			fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%d\t%.0f\t%.0f\t%.3f\t\n", k+1, c.Lo, c.Hi, c.Count, c.MeanPredicted, c.MeanActual, c.MeanActual/c.MeanPredicted)
+		}
 	}
 	return tw.Flush()
 }

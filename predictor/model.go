@@ -35,9 +35,9 @@ func DefaultTrainConfig() TrainConfig {
 
 // Model is a trained run-time model: the category encoder and the forest,
 // whose outputs are a log run time in seconds (a median, or the quantile
-// of ForestParams.Quantile; with Residual, relative to Offset) and an
-// expected run time in seconds (the mean over trees of the mean run time
-// of the training jobs in the job's leaf). Safe for concurrent prediction.
+// of ForestParams.Quantile) and an expected run time (the mean over trees
+// of their leaves' expectations); with Residual both are relative to the
+// job's baseline exp(Offset). Safe for concurrent prediction.
 type Model struct {
 	Encoder *Encoder
 	Forest  *Ensemble
@@ -86,18 +86,20 @@ func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model,
 	return trainCompact(tr, cfg)
 }
 
-// trainRow is what training keeps of a Row: its features, its Offset, and
+// trainRow is what training keeps of a Row: its features, its Offset,
+// whether any job had finished before it (else Offset is a guess), and
 // (once the job has finished) its log run time and failure flag.
 type trainRow struct {
-	cat    [NumCat]string
-	num    []float64
-	offset float64
-	y      float64
-	failed bool
+	cat       [NumCat]string
+	num       []float64
+	offset    float64
+	y         float64
+	failed    bool
+	noHistory bool
 }
 
 func compact(r *Row) trainRow {
-	return trainRow{cat: r.Cat, num: r.Num, offset: Offset(r)}
+	return trainRow{cat: r.Cat, num: r.Num, offset: Offset(r), noHistory: r.All.Count == 0}
 }
 
 // trainCompact trains a model on tr (targets and failure flags set).
@@ -138,13 +140,30 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 			w = nil
 		}
 	}
-	// The expected output is the leaves' mean run time in seconds, every
-	// job at weight 1 (see FailWeight), whatever the target: a mean of
-	// observed run times never extrapolates past the longest of them, as
-	// a mean ratio to the baseline times the baseline can (README.md).
+	// The expected output: every job counts (see FailWeight). Without
+	// Residual, a leaf holds the mean run time in seconds of its jobs.
+	// With it, a leaf holds Σ run time / Σ baseline (exp(Offset)) over its
+	// jobs: the ratio z = run/baseline weighted by the baseline, so that
+	// the expected run time is the job's baseline times a ratio estimated
+	// mostly from the long jobs, and a tree that finds nothing gives the
+	// family median times the mean/median ratio of the jobs. A job with
+	// no history at all (its baseline is DefaultLimit, a guess) does not
+	// count. README.md compares this with a plain mean of seconds and a
+	// plain mean ratio.
 	ex := Expectation{Z: make([]float64, len(tr))}
+	if cfg.Residual {
+		ex.W = make([]float64, len(tr))
+	}
 	for i := range tr {
-		ex.Z[i] = math.Exp(tr[i].y)
+		run := math.Exp(tr[i].y)
+		ex.Z[i] = run
+		if cfg.Residual {
+			base := math.Exp(tr[i].offset)
+			ex.Z[i], ex.W[i] = run/base, base
+			if tr[i].noHistory {
+				ex.W[i] = 0
+			}
+		}
 	}
 	f, err := FitBoth(x, y, w, ex, cfg.Forest)
 	if err != nil {
@@ -176,10 +195,12 @@ func (m *Model) PredictBoth(r *Row) (expected, median float64) {
 }
 
 // seconds turns the forest's outputs for r into seconds: the median from
-// the log output v, the expected value mean (already seconds).
+// the log output v, the expected value from the expectation mean.
 func (m *Model) seconds(r *Row, v, mean float64) (expected, median float64) {
 	if m.Config.Residual {
-		v += Offset(r)
+		off := Offset(r)
+		v += off
+		mean *= math.Exp(off)
 	}
 	return math.Max(1, mean), math.Max(1, math.Exp(v))
 }

@@ -208,3 +208,57 @@ func FuzzDecodeModel(f *testing.F) {
 		m.PredictRowsBoth([]Row{r})
 	})
 }
+
+// TestModelBothOutputs trains on jobs of one group whose baseline (group
+// median) is 100 s: 70% run 100 s, 30% run 10,000 s (mean 3,070 s). The
+// model's median is 100 s and its expected run time the mean, also when
+// the long runs are failures left out of the median's training. The
+// first job, without any history (baseline DefaultLimit, a guess), must
+// not weigh in the expectation.
+func TestModelBothOutputs(t *testing.T) {
+	n := 1000
+	rows := make([]Row, n)
+	y := make([]float64, n)
+	failed := make([]bool, n)
+	for i := range rows {
+		num := make([]float64, NumNum)
+		for k := range num {
+			num[k] = math.NaN()
+		}
+		rows[i] = Row{Cat: [NumCat]string{"train", "u", "lab", "gpu", ""}, Num: num,
+			Group: GroupStats{Count: 50, Median: math.Log(100)}, All: GroupStats{Count: 50, Median: math.Log(100)}}
+		if i == 0 {
+			rows[i].Group, rows[i].All = emptyStats(), emptyStats()
+		}
+		y[i] = math.Log(100)
+		if i%10 < 3 {
+			y[i], failed[i] = math.Log(10000), true
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		failWeight float64
+		residual   bool
+	}{
+		{"residual", 1, true},
+		{"residual, failures out of the median", 0, true},
+		{"log run time target", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultTrainConfig()
+			cfg.Forest.Trees, cfg.FailWeight, cfg.Residual = 40, tc.failWeight, tc.residual
+			m, err := TrainRows(rows, y, failed, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp, med := m.PredictBoth(&rows[1])
+			if math.Abs(med-100) > 1e-6 || math.Abs(exp/3070-1) > 0.03 {
+				t.Errorf("expected %g s (want 3070), median %g s (want 100)", exp, med)
+			}
+			be, bm := m.PredictRowsBoth(rows[1:3])
+			if be[0] != exp || bm[0] != med {
+				t.Errorf("batch (%g, %g), one row (%g, %g)", be[0], bm[0], exp, med)
+			}
+		})
+	}
+}

@@ -167,6 +167,33 @@ func TestEvaluate(t *testing.T) {
 		if !(p.Within10 <= p.Within25 && p.Within25 <= p.Within50) {
 			t.Errorf("%s: within shares not monotone", p.Name)
 		}
+		n = 0
+		for k, c := range p.Calibration {
+			n += c.Count
+			if c.Lo > c.Hi || k > 0 && c.Lo < p.Calibration[k-1].Hi || !(c.MeanPredicted >= c.Lo && c.MeanPredicted <= c.Hi) {
+				t.Errorf("%s: calibration bucket %d: %+v", p.Name, k, c)
+			}
+		}
+		if len(p.Calibration) != calBuckets || n != rep.Test {
+			t.Errorf("%s: %d calibration buckets hold %d jobs, want %d and %d", p.Name, len(p.Calibration), n, calBuckets, rep.Test)
+		}
+		if !(p.ExpectedMAE > 0 && p.ExpectedRMSE >= p.ExpectedMAE && p.RMSE >= p.MAE && p.ExpectedRatio > 0) {
+			t.Errorf("%s: expected-output errors %+v", p.Name, p)
+		}
+		if !(p.SEPTExpected >= 1 && p.SEPTMedian >= 1) {
+			t.Errorf("%s: SEPT ratios %g, %g below the true order's", p.Name, p.SEPTExpected, p.SEPTMedian)
+		}
+		t.Logf("%s: SEPT ratio %.3f by expected output, %.3f by median", p.Name, p.SEPTExpected, p.SEPTMedian)
+	}
+	// The runs here are skewed left (20% fail early): the median output
+	// overestimates on average, the expected output much less.
+	fo := by["forest"]
+	t.Logf("forest: median output mean error %.0f s, expected output %.0f s (Σ ratio %.3f)", fo.MeanErr, fo.ExpectedBias, fo.ExpectedRatio)
+	if !(fo.MeanErr > 0 && math.Abs(fo.ExpectedBias) < fo.MeanErr/2 && math.Abs(fo.ExpectedRatio-1) < 0.1) {
+		t.Errorf("forest: median output mean error %g s, expected output %g s (Σ ratio %g)", fo.MeanErr, fo.ExpectedBias, fo.ExpectedRatio)
+	}
+	if l := by["limit"]; l.ExpectedMAE != l.MAE || l.ExpectedBias != l.MeanErr {
+		t.Errorf("limit has one number, scored differently as median (%g, %g) and expected (%g, %g)", l.MAE, l.MeanErr, l.ExpectedMAE, l.ExpectedBias)
 	}
 	for _, n := range []string{"forest", "limit", "last", "family-median", "user-median"} {
 		if _, ok := by[n]; !ok {
@@ -180,7 +207,7 @@ func TestEvaluate(t *testing.T) {
 			by["family-median"].MAE, by["limit"].MAE)
 	}
 	var sb strings.Builder
-	if err := rep.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "family-median") {
+	if err := rep.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "family-median") || !strings.Contains(sb.String(), "forest: expected output by decile") {
 		t.Errorf("text report: %v\n%s", err, sb.String())
 	}
 	if _, err := Evaluate(jobs[:1], EvalConfig{}); err == nil {
@@ -421,5 +448,44 @@ func TestForestCapsBoth(t *testing.T) {
 		if got := capLimit(tc.in, &job.Job{TimeLimit: 3600}); got != tc.want {
 			t.Errorf("capLimit(%+v) = %+v, want %+v", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestSequenceAndCalibrate(t *testing.T) {
+	truth := []float64{1, 2, 3}
+	for _, tc := range []struct {
+		name string
+		key  []float64
+		want float64
+	}{
+		{"true order", []float64{1, 2, 3}, 1 + 3 + 6},
+		{"reversed", []float64{3, 2, 1}, 3 + 5 + 6},
+		{"ties in index order", []float64{5, 5, 5}, 1 + 3 + 6},
+		{"middle first", []float64{2, 1, 3}, 2 + 3 + 6},
+	} {
+		if got := sequence(tc.key, truth); got != tc.want {
+			t.Errorf("%s: total completion time %g, want %g", tc.name, got, tc.want)
+		}
+	}
+	exp := []float64{10, 1, 5, 7, 3}
+	act := []float64{20, 1, 5, 9, 3}
+	c := calibrate(exp, act)
+	if len(c) != 5 || c[0] != (CalBucket{Lo: 1, Hi: 1, Count: 1, MeanPredicted: 1, MeanActual: 1}) ||
+		c[4] != (CalBucket{Lo: 10, Hi: 10, Count: 1, MeanPredicted: 10, MeanActual: 20}) {
+		t.Errorf("calibration of five jobs: %+v", c)
+	}
+	many := make([]float64, 95)
+	for i := range many {
+		many[i] = float64(95 - i)
+	}
+	n := 0
+	for k, b := range calibrate(many, many) {
+		n += b.Count
+		if b.Count < 9 || b.Count > 10 || b.MeanPredicted != b.MeanActual || k > 0 && b.Lo <= calibrate(many, many)[k-1].Hi {
+			t.Errorf("bucket %d: %+v", k, b)
+		}
+	}
+	if n != 95 {
+		t.Errorf("buckets hold %d jobs, want 95", n)
 	}
 }
