@@ -142,9 +142,10 @@ func newASRPT(name string, env *Env, revised bool) *asrpt {
 func (a *asrpt) Name() string { return a.name }
 
 // size returns the virtual size p = (g/G)·d̃ in seconds (design §4), d̃
-// the expected run time; an unseen job counts 0 under unseen = first.
+// the ranked prediction (Params.Rank); an unseen job counts 0 under
+// unseen = first.
 func (a *asrpt) size(t *Task) float64 {
-	d := t.Est.Seconds
+	d := t.Ranked()
 	if !t.Est.Known && a.env.Params.Unseen == UnseenFirst {
 		d = 0
 	}

@@ -26,8 +26,8 @@ const (
 
 // Order keys of the queue-ordering policies.
 func keySubmit(t *Task) float64   { return t.Submit }
-func keyDuration(t *Task) float64 { return t.Est.Seconds }
-func keyWork(t *Task) float64     { return float64(t.GPUs) * t.Est.Seconds }
+func keyDuration(t *Task) float64 { return t.Ranked() }
+func keyWork(t *Task) float64     { return float64(t.GPUs) * t.Ranked() }
 
 // Run-time estimates used for reservations: the prediction, or the user's
 // time limit as Slurm's backfill uses it.

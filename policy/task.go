@@ -46,6 +46,37 @@ func ParseUnseen(s string) (Unseen, error) {
 	return 0, fmt.Errorf("unseen: %q is not first or fallback", s)
 }
 
+// Rank says which of a prediction's two numbers orders the waiting jobs of
+// the prediction-ordered policies (design §5b.4).
+type Rank int
+
+const (
+	// RankMedian orders by the predicted median (Estimate.Fit).
+	RankMedian Rank = iota
+	// RankExpected orders by the expected run time (Estimate.Seconds): the
+	// SEPT / cμ rule.
+	RankExpected
+)
+
+// String returns the setting's name as used on the command line.
+func (r Rank) String() string {
+	if r == RankExpected {
+		return "expected"
+	}
+	return "median"
+}
+
+// ParseRank parses "median" or "expected".
+func ParseRank(s string) (Rank, error) {
+	switch s {
+	case "median":
+		return RankMedian, nil
+	case "expected":
+		return RankExpected, nil
+	}
+	return 0, fmt.Errorf("rank: %q is not median or expected", s)
+}
+
 // Params are the tunables of the policies. The zero value is not useful;
 // start from DefaultParams.
 type Params struct {
@@ -68,13 +99,16 @@ type Params struct {
 	// window of their predicted length in the free-GPU profile; later
 	// jobs start only where they delay none of them. ≥ 1.
 	Reservations int
+	// Rank is the number of a prediction that orders waiting jobs.
+	Rank Rank
 }
 
 // DefaultParams returns the documented defaults: COMM_HEAVY 1.5, τ 0,
-// slack 0.05, unseen jobs first, depth 1000, K = DefaultReservations.
+// slack 0.05, unseen jobs first, depth 1000, K = DefaultReservations,
+// ranking by the median.
 func DefaultParams() Params {
 	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFirst, Depth: 1000,
-		Reservations: DefaultReservations}
+		Reservations: DefaultReservations, Rank: RankMedian}
 }
 
 // DefaultReservations is the default K of A-SRPT's revised dispatch,
@@ -142,13 +176,14 @@ type Task struct {
 	pass      int     // 2D-LAS: the last scheduling pass that examined the job
 	released  bool    // A-SRPT: in the release queue
 	running   bool
+	rank      Rank // Params.Rank when the task was made
 }
 
 // NewTask derives a Task from j at its arrival, with prediction est for its
 // reference run time. The seq number breaks ties between equal keys.
 func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error) {
 	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est, UnseenAtSubmit: !est.Known,
-		Released: math.NaN(), Start: math.NaN()}
+		Released: math.NaN(), Start: math.NaN(), rank: e.Params.Rank}
 	if j.GPUs <= 0 {
 		return nil, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
 	}
@@ -171,6 +206,16 @@ func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error
 
 // ErrTooLarge marks a job that asks for more GPUs than the cluster has.
 var ErrTooLarge = fmt.Errorf("job larger than the cluster")
+
+// Ranked returns the predicted run time in seconds at the reference
+// placement that orders the task among waiting jobs: the median or the
+// expected value, by Params.Rank.
+func (t *Task) Ranked() float64 {
+	if t.rank == RankExpected {
+		return t.Est.Seconds
+	}
+	return t.Est.Fit()
+}
 
 // Predicted returns the predicted run time in seconds of the task at its
 // reference placement, as the ordering policies use it.

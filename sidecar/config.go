@@ -201,8 +201,8 @@ func ParseConfig(data []byte, name string) (Config, error) {
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	unseen := c.Params.Unseen.String()
-	fields := c.fields(&unseen)
+	unseen, rank := c.Params.Unseen.String(), c.Params.Rank.String()
+	fields := c.fields(&unseen, &rank)
 	known := map[string]field{}
 	sections := map[string]bool{}
 	for _, f := range fields {
@@ -235,6 +235,11 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		add("policy.unseen", "%q is not first or fallback", unseen)
 	} else {
 		c.Params.Unseen = u
+	}
+	if r, err := policy.ParseRank(rank); err != nil {
+		add("policy.rank", "%q is not median or expected", rank)
+	} else {
+		c.Params.Rank = r
 	}
 	ps = append(ps, c.validate(name, lines)...)
 	sort.SliceStable(ps, func(i, j int) bool {
@@ -569,15 +574,15 @@ func configKeys() []string {
 	var c Config
 	var u string
 	var ks []string
-	for _, f := range c.fields(&u) {
+	for _, f := range c.fields(&u, &u) {
 		ks = append(ks, f.key)
 	}
 	return ks
 }
 
-// fields binds each key to the field of c it sets; policy.unseen goes to
-// *unseen, parsed afterwards.
-func (c *Config) fields(unseen *string) []field {
+// fields binds each key to the field of c it sets; policy.unseen and
+// policy.rank go to *unseen and *rank, parsed afterwards.
+func (c *Config) fields(unseen, rank *string) []field {
 	return []field{
 		{"slurm.url", str(&c.Slurm.URL)},
 		{"slurm.token_file", str(&c.Slurm.TokenFile)},
@@ -599,6 +604,7 @@ func (c *Config) fields(unseen *string) []field {
 		{"policy.tau", float(&c.Params.Tau)},
 		{"policy.slack", float(&c.Params.Slack)},
 		{"policy.unseen", str(unseen)},
+		{"policy.rank", str(rank)},
 		{"policy.depth", integer(&c.Params.Depth)},
 		{"policy.reservations", integer(&c.Params.Reservations)},
 		{"predictor.name", str(&c.Predictor)},

@@ -55,6 +55,7 @@ type replayFlags struct {
 	retrainEvery      float64
 	progress          string
 	frozen            bool
+	rank              string
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -80,6 +81,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.unseen, "unseen", f.params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
 	fs.IntVar(&f.params.Depth, "depth", f.params.Depth, "jobs examined per scheduling pass past the head (0: all)")
 	fs.IntVar(&f.params.Reservations, "reservations", f.params.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K; 0: none)")
+	fs.StringVar(&f.rank, "rank", f.params.Rank.String(), "prediction that orders waiting jobs: median or expected")
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	fs.Float64Var(&f.retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "policies replayed at once")
@@ -92,6 +94,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	f.params.Unseen = u
+	if f.params.Rank, err = policy.ParseRank(f.rank); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
 	if f.params.Reservations < 0 {
 		return fmt.Errorf("%w: --reservations %d: want ≥ 0", errUsage, f.params.Reservations)
 	}
