@@ -594,8 +594,8 @@ func (e *Ensemble) Predict(x []float64) float64 {
 }
 
 // PredictBoth returns both outputs for x: v as Predict gives it, and the
-// expected-value output mean, an estimate of E[exp(y)] (the mean over
-// trees of their leaves' Means).
+// expected-value output mean, an estimate of E[z] (the mean over trees of
+// their leaves' Means; see Expectation).
 func (e *Ensemble) PredictBoth(x []float64) (v, mean float64) {
 	var buf [128]float64
 	vals := buf[:0]
@@ -700,9 +700,13 @@ const lanes = 16
 type flatTree struct {
 	nodes []flatNode
 	value []float64 // leaf values (0 for inner nodes)
-	mean  []float64 // leaf expected-value outputs (0 for inner nodes)
+	// both holds the leaf values and expected-value outputs side by side
+	// (zeros for inner nodes): one cache line gives both.
+	both  []leafPair
 	depth int
 }
+
+type leafPair struct{ v, mean float64 }
 
 type flatNode struct {
 	thr   int16
@@ -750,13 +754,13 @@ func (rt rankTable) rank(f int, v float64) int16 {
 }
 
 func flatten(t tree, means []float64, rt rankTable) flatTree {
-	f := flatTree{nodes: make([]flatNode, len(t)), value: make([]float64, len(t)), mean: make([]float64, len(t))}
+	f := flatTree{nodes: make([]flatNode, len(t)), value: make([]float64, len(t)), both: make([]leafPair, len(t))}
 	depth := make([]int, len(t))
 	for i, n := range t {
 		if n.Feat < 0 {
 			f.nodes[i] = flatNode{thr: -1, right: int32(i)}
 			f.value[i] = n.Thr
-			f.mean[i] = means[n.Right]
+			f.both[i] = leafPair{n.Thr, means[n.Right]}
 			f.depth = max(f.depth, depth[i])
 			continue
 		}
@@ -772,9 +776,9 @@ func flatten(t tree, means []float64, rt rankTable) flatTree {
 }
 
 // evalLanes evaluates t on the ranked rows of xb (row-major, cols wide) and
-// stores row k's value at out[k*stride], and its expected-value output at
-// mean[k*stride] unless mean is nil.
-func (t *flatTree) evalLanes(xb []int16, cols int, out, mean []float64, stride int) {
+// stores row k's value at out[k*stride]; unless msum is nil, it also adds
+// row k's expected-value output to msum[k].
+func (t *flatTree) evalLanes(xb []int16, cols int, out []float64, stride int, msum []float64) {
 	n := len(xb) / cols
 	var cur [lanes]int32
 	nodes := t.nodes
@@ -798,13 +802,17 @@ func (t *flatTree) evalLanes(xb []int16, cols int, out, mean []float64, stride i
 			break
 		}
 	}
-	for k := 0; k < n; k++ {
-		out[k*stride] = t.value[cur[k]]
-	}
-	if mean != nil {
+	if msum == nil {
 		for k := 0; k < n; k++ {
-			mean[k*stride] = t.mean[cur[k]]
+			out[k*stride] = t.value[cur[k]]
 		}
+		return
+	}
+	msum = msum[:n]
+	for k := range msum {
+		p := &t.both[cur[k]]
+		out[k*stride] = p.v
+		msum[k] += p.mean
 	}
 }
 
@@ -851,13 +859,14 @@ func (e *Ensemble) PredictBatchBoth(x *Matrix, out, mean []float64, workers int)
 		return
 	}
 	type buf struct {
-		vals, means []float64
-		xb          []int16
+		vals []float64
+		msum []float64 // by row: the sum over trees, in tree order, of the expected outputs
+		xb   []int16
 	}
 	pool := sync.Pool{New: func() any {
 		b := &buf{vals: make([]float64, predictBlock*nt), xb: make([]int16, predictBlock*x.Cols)}
 		if mean != nil {
-			b.means = make([]float64, predictBlock*nt)
+			b.msum = make([]float64, predictBlock)
 		}
 		return b
 	}}
@@ -869,24 +878,21 @@ func (e *Ensemble) PredictBatchBoth(x *Matrix, out, mean []float64, workers int)
 		for i, v := range x.Data[lo*x.Cols : hi*x.Cols] {
 			xb[i] = e.ranks.rank(i%x.Cols, v)
 		}
+		clear(b.msum)
 		for t := range e.flat {
 			ft := &e.flat[t]
 			for r := 0; r < hi-lo; r += lanes {
-				var mo []float64
+				var ms []float64
 				if mean != nil {
-					mo = b.means[r*nt+t:]
+					ms = b.msum[r:]
 				}
-				ft.evalLanes(xb[r*x.Cols:min(r+lanes, hi-lo)*x.Cols], x.Cols, b.vals[r*nt+t:], mo, nt)
+				ft.evalLanes(xb[r*x.Cols:min(r+lanes, hi-lo)*x.Cols], x.Cols, b.vals[r*nt+t:], nt, ms)
 			}
 		}
 		for r := lo; r < hi; r++ {
 			out[r] = combine(b.vals[(r-lo)*nt:(r-lo+1)*nt], e.Quantile)
 			if mean != nil {
-				var s float64
-				for _, m := range b.means[(r-lo)*nt : (r-lo+1)*nt] {
-					s += m
-				}
-				mean[r] = s / float64(nt)
+				mean[r] = b.msum[r-lo] / float64(nt)
 			}
 		}
 		pool.Put(b)
