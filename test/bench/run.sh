@@ -4,9 +4,11 @@
 #
 #   1. Go benchmarks of the hot paths (Heavy-Edge, plain placement, the
 #      virtual single machine, trace reading and generation).
-#   2. asrpt replay with A-SRPT (backfill mode) on 10k, 100k and 1M jobs on
-#      1,000 nodes × 8 GPUs: wall time, peak RSS, events per second, and the
-#      cost per job to show how it grows (about n log n).
+#   2. asrpt replay with A-SRPT (the revised dispatch) on 10k, 100k and 1M
+#      jobs on 1,000 nodes × 8 GPUs, with the running-mean predictor (the
+#      policy's own cost) and with the online forest (the replay's default):
+#      wall time, peak RSS, events per second, and the cost per job to show
+#      how it grows (about n log n).
 #   3. Every policy on the 100k-job trace: events per second.
 #
 # BENCH_SIZES and BENCH_POLICY_JOBS override the sizes; BENCH_DIR keeps the
@@ -34,17 +36,20 @@ go build -o "$dir/asrpt" ./cmd/asrpt
 bin="$dir/asrpt"
 
 echo
-echo "## A-SRPT (backfill mode) replay, 1,000 nodes x 8 GPUs, predictor mean"
-printf '| jobs | wall s | peak RSS MiB | events/s | µs per job |\n|---:|---:|---:|---:|---:|\n'
-for n in $sizes; do
-	trace="$dir/gen-$n.csv"
-	[ -s "$trace" ] || "$bin" gen --jobs "$n" --nodes 1000 --gpus-per-node 8 --seed 1 --out "$trace"
-	/usr/bin/time -f '%e %M' -o "$dir/time" "$bin" replay --trace "$trace" --nodes 1000 --gpus-per-node 8 \
-		--policies asrpt --parallel 1 --progress never --json "$dir/out.json" >/dev/null
-	read -r wall rss <"$dir/time"
-	eps=$(sed -n 's/.*"events_per_s": \([0-9.e+]*\).*/\1/p' "$dir/out.json" | head -1)
-	awk -v n="$n" -v w="$wall" -v r="$rss" -v e="$eps" \
-		'BEGIN { printf "| %d | %.1f | %.0f | %.0f | %.1f |\n", n, w, r/1024, e, w*1e6/n }'
+for pred in mean forest; do
+	echo
+	echo "## A-SRPT (revised dispatch) replay, 1,000 nodes x 8 GPUs, predictor $pred"
+	printf '| jobs | wall s | peak RSS MiB | events/s | µs per job |\n|---:|---:|---:|---:|---:|\n'
+	for n in $sizes; do
+		trace="$dir/gen-$n.csv"
+		[ -s "$trace" ] || "$bin" gen --jobs "$n" --nodes 1000 --gpus-per-node 8 --seed 1 --out "$trace"
+		/usr/bin/time -f '%e %M' -o "$dir/time" "$bin" replay --trace "$trace" --nodes 1000 --gpus-per-node 8 \
+			--policies asrpt --predictor "$pred" --parallel 1 --progress never --json "$dir/out.json" >/dev/null
+		read -r wall rss <"$dir/time"
+		eps=$(sed -n 's/.*"events_per_s": \([0-9.e+]*\).*/\1/p' "$dir/out.json" | head -1)
+		awk -v n="$n" -v w="$wall" -v r="$rss" -v e="$eps" \
+			'BEGIN { printf "| %d | %.1f | %.0f | %.0f | %.1f |\n", n, w, r/1024, e, w*1e6/n }'
+	done
 done
 
 echo
@@ -52,4 +57,4 @@ echo "## Every policy on $policy_jobs jobs (1,000 x 8 GPUs), one at a time"
 trace="$dir/gen-$policy_jobs.csv"
 [ -s "$trace" ] || "$bin" gen --jobs "$policy_jobs" --nodes 1000 --gpus-per-node 8 --seed 1 --out "$trace"
 /usr/bin/time -f 'all policies: %e s wall, %M KiB peak RSS' "$bin" replay --trace "$trace" --nodes 1000 \
-	--gpus-per-node 8 --parallel 1 --progress never
+	--gpus-per-node 8 --predictor mean --parallel 1 --progress never
