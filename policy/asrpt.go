@@ -143,10 +143,10 @@ func (a *asrpt) Name() string { return a.name }
 
 // size returns the virtual size p = (g/G)·d̃ in seconds (design §4), d̃
 // the ranked prediction (Params.Rank); an unseen job counts 0 under
-// unseen = first.
+// unseen = first, and always in paper mode (the paper's rule).
 func (a *asrpt) size(t *Task) float64 {
 	d := t.Ranked()
-	if !t.Est.Known && a.env.Params.Unseen == UnseenFirst {
+	if !t.Est.Known && (!a.revised || a.env.Params.Unseen == UnseenFirst) {
 		d = 0
 	}
 	return float64(t.GPUs) / float64(a.env.G) * d

@@ -159,7 +159,9 @@ func TestReservationsProtectTheFirstK(t *testing.T) {
 // unseen job of that class is sized by their mean run time (capped by its
 // time limit); another class still follows the unseen setting (first: 0).
 func TestUnseenSizedByClass(t *testing.T) {
-	env := NewEnv(cluster.Uniform(1, 8), DefaultParams())
+	p := DefaultParams()
+	p.Unseen = UnseenFirst
+	env := NewEnv(cluster.Uniform(1, 8), p)
 	pol, _ := New("asrpt", env)
 	a := pol.(*asrpt)
 	for i := range unseenMinSamples {

@@ -89,7 +89,9 @@ type Params struct {
 	// Slack is the placement slack: a placement is consolidated when
 	// α(π) ≤ α_min·(1+Slack).
 	Slack float64
-	// Unseen is A-SRPT's rule for jobs without history.
+	// Unseen is the revised dispatch's rule for jobs without history
+	// before their GPU-count class can size them; paper mode always uses
+	// the paper's rule (UnseenFirst).
 	Unseen Unseen
 	// Depth bounds how many queued jobs one scheduling pass examines past
 	// the head (as Slurm's bf_max_job_test does); ≤ 0 means no bound.
@@ -104,16 +106,17 @@ type Params struct {
 }
 
 // DefaultParams returns the documented defaults: COMM_HEAVY 1.5, τ 0,
-// slack 0.05, unseen jobs first, depth 1000, K = DefaultReservations,
-// ranking by the median.
+// slack 0.05, unseen jobs by the predictor's fallback, depth 1000, K =
+// DefaultReservations, ranking by the median (each chosen on the quality
+// suite; README, "Where asrpt departs…").
 func DefaultParams() Params {
-	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFirst, Depth: 1000,
+	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFallback, Depth: 1000,
 		Reservations: DefaultReservations, Rank: RankMedian}
 }
 
 // DefaultReservations is the default K of A-SRPT's revised dispatch,
 // chosen on the quality suite (README, "Where asrpt departs…").
-const DefaultReservations = 16
+const DefaultReservations = 4
 
 // Env is what the policies need of the world. It is shared by every policy
 // of one replay or sidecar and is read-only after construction.
