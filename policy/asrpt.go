@@ -223,10 +223,13 @@ func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) 
 // its new size; an unreleased one keeps max(0, remaining + p_new − p_old)
 // of virtual work. Paper mode keeps the prediction made at submit.
 func (a *asrpt) Update(now float64, t *Task, est predictor.Estimate) {
-	if !a.revised || t.running {
+	if !a.revised || t.running || a.vm == nil {
 		return
 	}
 	a.advance(now)
+	if (t.released && !a.queue.Has(t)) || (!t.released && !a.vm.tree.Has(t)) {
+		return // not held: withdrawn, or never arrived
+	}
 	old := t.virtual
 	t.Est = est
 	a.sizeUnseen(t)

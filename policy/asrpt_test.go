@@ -95,6 +95,15 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("c not released after its size fell below the work done")
 	}
 
+	// A withdrawn job is not put back.
+	pol.Withdraw(40, ts[1])
+	upd.Update(40, ts[1], predictor.Estimate{Seconds: 5, Known: true})
+	for _, p := range pol.Pending() {
+		if p == ts[1] {
+			t.Errorf("Update put a withdrawn job back")
+		}
+	}
+
 	paper, _ := New("asrpt-paper", env)
 	ps := newTasks(t, env, [][2]float64{{8, 1000}})
 	paper.Arrive(0, ps[0])
