@@ -15,7 +15,8 @@ import (
 // The running jobs' ends are read lazily from the running set, in end
 // order, only as far as a query needs them, so a pass whose queries stay
 // near now costs no scan of every running job. A profile is valid for one
-// pass: jobs started in the pass must be added with take.
+// pass: jobs started in the pass are added to it with add, since the running
+// set it reads from learns of them only after the pass.
 type profile struct {
 	now  float64
 	base int       // GPUs free now (before reservations)
@@ -24,12 +25,11 @@ type profile struct {
 	next func() (end float64, gpus int, ok bool)
 	done bool // every running job has been read
 	res  []window
-	evs  []event // scratch for earliest
+	evs  []event // the windows' starts (−GPUs) and ends (+GPUs), in time order
 }
 
 // window is a span [start, end) in seconds holding gpus GPUs: a
-// reservation, or a job started in this pass that the running set has not
-// been told about by the profile.
+// reservation, or a job started in this pass.
 type window struct {
 	start, end float64
 	gpus       int
