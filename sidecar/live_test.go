@@ -343,7 +343,11 @@ func TestLiveFaults(t *testing.T) {
 				if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 					t.Fatalf("kill slurmctld %d: %v", pid, err)
 				}
-				l.waitFailing(2, 40*time.Second)
+				// With slurmctld gone a read can take the client's three
+				// attempts of 5 s each, so one failed cycle can take 15 s
+				// plus its backoff; two of them on a machine running three
+				// labs at once need more than 40 s.
+				l.waitFailing(2, 90*time.Second)
 				labUp(t, lab)
 				end := time.Now()
 				n := l.recovered(end)
