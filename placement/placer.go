@@ -213,8 +213,11 @@ func (pl *Placer) Bounds(prof *Profile) (alphaMin, alphaMax float64) {
 	e := pl.entry(prof)
 	pl.mu.Lock()
 	if e.haveBounds {
+		// Read under the lock: a goroutine that computed the bounds at
+		// the same time may be storing them again.
+		alphaMin, alphaMax = e.amin, e.amax
 		pl.mu.Unlock()
-		return e.amin, e.amax
+		return alphaMin, alphaMax
 	}
 	if pl.empty == nil {
 		pl.empty = NewFree(pl.c)
