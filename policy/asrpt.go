@@ -154,7 +154,8 @@ func (a *asrpt) size(t *Task) float64 {
 
 // sizeUnseen gives an unseen job of the revised dispatch the estimate of
 // its GPU-count class once the class has enough finished samples (design
-// §5b.5); the job stays unseen (Known false) but is sized by it.
+// §5b.5). Its estimate is then marked Known, so that size uses it instead
+// of the unseen rule; Task.UnseenAtSubmit still records that it was unseen.
 func (a *asrpt) sizeUnseen(t *Task) {
 	if !a.revised || t.Est.Known {
 		return
