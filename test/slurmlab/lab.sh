@@ -51,6 +51,10 @@ USERS=(slurmrest:1001 alice:1002 bob:1003)
 OPERATOR=slurmrest
 ACCOUNT=lab
 PARTITION=gpu
+# A second partition over node3 and node4 with a higher PriorityTier: Slurm
+# considers its jobs first on those nodes, whatever their priority, and a job
+# may be submitted to both (-p gpu,urgent).
+PARTITION2=urgent
 
 log() { printf '[slurmlab %s %s] %s\n' "${VER:-}" "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -370,7 +374,8 @@ write_configs() {
 		# "lab.sh sched" changes SchedulerType under running slurmd on purpose.
 		DebugFlags=NO_CONF_HASH
 		NodeName=node[1-$NODES] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((NODE_PORT0 + 1))-$((NODE_PORT0 + NODES))] CPUs=$NODE_CPUS RealMemory=$NODE_MEM Gres=gpu:$GPU_TYPE:$GPUS State=UNKNOWN
-		PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+		PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+		PartitionName=$PARTITION2 Nodes=node[3-$NODES] Default=NO MaxTime=INFINITE State=UP PriorityTier=2
 	EOF
 	if write_if_changed "$H_CONF/gres.conf" <<-EOF; then CONF_CHANGED=1; fi
 		AutoDetect=off
@@ -604,6 +609,7 @@ write_env() {
 		"SLURMLAB_ROOT=$ROOT"
 		"SLURMLAB_LOG_DIR=$H_LAB/log"
 		"SLURMLAB_PARTITION=$PARTITION"
+		"SLURMLAB_PARTITION2=$PARTITION2"
 		"SLURMLAB_ACCOUNT=$ACCOUNT"
 		"SLURMLAB_USERS=alice bob $OPERATOR"
 		"SLURMLAB_OPERATOR=$OPERATOR"

@@ -64,7 +64,8 @@ type Lab struct {
 	ConfDir     string   // directory holding slurm.conf, gres.conf, slurmdbd.conf
 	Root        string   // chroot of the lab; empty when it runs on the host
 	LogDir      string   // daemon logs
-	Partition   string   // the single partition, containing every node
+	Partition   string   // the default partition, containing every node (PriorityTier 1)
+	Partition2  string   // a second partition over node3 and node4 (PriorityTier 2)
 	Account     string   // the account every test user belongs to
 	Users       []string // test users registered in slurmdbd: alice, bob and the operator
 	Operator    string   // the service user with AdminLevel=Operator
@@ -183,7 +184,8 @@ func Parse(r io.Reader, name string) (*Lab, error) {
 		TokenUser: vars["SLURMLAB_TOKEN_USER"], APIVersions: strings.Fields(vars["SLURMLAB_API_VERSIONS"]),
 		Cluster: vars["SLURMLAB_CLUSTER"], ConfDir: vars["SLURMLAB_CONF_DIR"], Root: vars["SLURMLAB_ROOT"],
 		LogDir: vars["SLURMLAB_LOG_DIR"], Partition: vars["SLURMLAB_PARTITION"],
-		Account: vars["SLURMLAB_ACCOUNT"], Users: strings.Fields(vars["SLURMLAB_USERS"]),
+		Partition2: vars["SLURMLAB_PARTITION2"],
+		Account:    vars["SLURMLAB_ACCOUNT"], Users: strings.Fields(vars["SLURMLAB_USERS"]),
 		Operator: vars["SLURMLAB_OPERATOR"], GPUType: vars["SLURMLAB_GPU_TYPE"], Sched: vars["SLURMLAB_SCHED"],
 		Exec: strings.Fields(vars["SLURMLAB_EXEC"]), As: strings.Fields(vars["SLURMLAB_AS"]),
 		SchedCmd: strings.Fields(vars["SLURMLAB_SCHED_CMD"]), TokenCmd: strings.Fields(vars["SLURMLAB_TOKEN_CMD"]),
