@@ -29,13 +29,20 @@ type Client interface {
 	Job(ctx context.Context, id string) (Job, error)
 	// Nodes returns every node, ordered by name.
 	Nodes(ctx context.Context) ([]Node, error)
-	// UpdateJob changes a job. Each field set in u is validated first (a bad
-	// value is ErrInvalid and nothing is sent), then sent in its own request
+	// UpdateJob changes a pending job. Each field set in u is validated
+	// first (a bad value is ErrInvalid and nothing is sent), then the job is
+	// read and checked by Writable (a job no longer pending is
+	// ErrNotPending; a node list for an array or heterogeneous job, or any
+	// write to a component that is not the leader, is ErrInvalid), then
+	// each field is sent in its own request
 	// in the order release, required nodes, GPUs per node, comment, nice,
 	// priority, hold; the job is re-read after every request and the change
 	// verified (ErrNotApplied when Slurm answered success but the job
-	// differs). Updates are not atomic: when an error is returned, the
-	// fields before the failing one have been applied.
+	// differs; ErrAppliedDespiteError when Slurm answered an error but the
+	// re-read shows the value applied). An array's pending remainder is
+	// addressed so that no running task is reached. Updates are not atomic:
+	// when an error is returned, the fields before the failing one have
+	// been applied.
 	UpdateJob(ctx context.Context, id string, u JobUpdate) error
 	// AccountingJobs returns the finished jobs whose end time lies in
 	// [from, to), from slurmdbd, as the project's job records ordered by end
@@ -60,9 +67,12 @@ type Version struct {
 
 // Job is a pending or running job as asrpt sees it.
 type Job struct {
-	ID                             string
-	Name, User, Account, Partition string
-	QOS                            string
+	ID                  string
+	Name, User, Account string
+	// Partition is the partition the job runs in, or, while it is pending,
+	// the partitions it may run in joined by commas (see Partitions).
+	Partition string
+	QOS       string
 	// Priority is Slurm's job priority; 0 means held.
 	Priority uint32
 	// State is Slurm's base job state (PENDING, RUNNING, COMPLETED, ...);
@@ -91,6 +101,10 @@ type Job struct {
 	GPUIndices map[string][]int
 	// Comment is the job's comment.
 	Comment string
+	// Array is the record's place in a job array, Het in a heterogeneous
+	// job; both zero for a plain job (see Shape).
+	Array Array
+	Het   Het
 }
 
 // GPURequest is a job's GPU request, parsed from whichever TRES spelling the

@@ -36,6 +36,10 @@ var (
 	// ErrNotApplied: Slurm reported success but re-reading the job shows
 	// the change is not (or no longer) in effect.
 	ErrNotApplied = errors.New("slurm: change not in effect after update")
+	// ErrAppliedDespiteError: Slurm answered the update with an error, but
+	// re-reading the job shows the value in effect (22.05 on an array's
+	// pending tasks). The value is applied; do not send it again.
+	ErrAppliedDespiteError = errors.New("slurm: change in effect although the update was refused")
 	// ErrUnsupported: the operation or API version is not available on
 	// this slurmrestd (404 on an endpoint).
 	ErrUnsupported = errors.New("slurm: not supported by this slurmrestd")

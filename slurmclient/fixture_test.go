@@ -24,7 +24,7 @@ var releases = []struct{ rel, api string }{
 // fixtureNames are the responses TestRecord (record_integration_test.go)
 // records from every lab into testdata/<release>/<name>.json, each with a
 // <name>.request.txt giving the request it answers.
-var fixtureNames = []string{"ping", "jobs", "nodes", "job-running", "accounting", "accounting-empty"}
+var fixtureNames = []string{"ping", "jobs", "jobs-shapes", "nodes", "job-running", "accounting", "accounting-empty"}
 
 // fixture returns the response body called name recorded from the project's
 // lab of release rel (testdata/<rel>/<name>.json). A missing recording fails

@@ -109,6 +109,26 @@ func FuzzGPUStrings(f *testing.F) {
 	})
 }
 
+// FuzzArrayAndHet: the array and heterogeneous job fields never yield a
+// shape the record does not have, nor more than maxHetComponents ids.
+func FuzzArrayAndHet(f *testing.F) {
+	f.Add(int64(10), int64(-1), int64(2), "3-6%2", int64(11), "11-12", int64(1))
+	f.Add(int64(0), int64(0), int64(0), "", int64(5), "5,7,9-10", int64(0))
+	f.Add(int64(4294967295), int64(4294967294), int64(-1), "1-4294967295", int64(1), "1-4294967295", int64(7))
+	f.Fuzz(func(t *testing.T, arr, task, max int64, tasks string, het int64, set string, off int64) {
+		j := Job{ID: "1"}
+		if err := arrayAndHet(&j, arr, true, task, task >= 0, max, tasks, het, true, set, off); err != nil {
+			return
+		}
+		if len(j.Het.Components) > maxHetComponents || len(j.Array.Tasks) > maxArrayTasksLen {
+			t.Fatalf("%d components, %d bytes of tasks", len(j.Het.Components), len(j.Array.Tasks))
+		}
+		if (j.Array.JobID == "") != (arr <= 0) || (j.Het.LeaderID == "") != (het <= 0) {
+			t.Fatalf("array %q from %d, het %q from %d", j.Array.JobID, arr, j.Het.LeaderID, het)
+		}
+	})
+}
+
 func TestHugeResponse(t *testing.T) {
 	body := append([]byte(`{"jobs":[`), bytes.Repeat([]byte(`{"job_id":1},`), 1<<16)...)
 	c := fuzzClient(t, "v0.0.42", 200, body, 64<<10)

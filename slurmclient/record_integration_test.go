@@ -103,6 +103,14 @@ func TestRecord(t *testing.T) {
 			}
 			return q
 		}
+		// The shapes of a real queue: an array running two tasks at its
+		// throttle with the rest pending, a heterogeneous job and a job
+		// submitted to two partitions, both pending (BeginTime).
+		arr := l.submit(t, "alice", 120, "--array=1-4%2", "--gres=gpu:1")
+		l.submit(t, "bob", 60, "--begin=now+3600", "--gres=gpu:1", ":", "--gres=gpu:2")
+		l.submit(t, "bob", 60, "--begin=now+3600", "-p", l.Partition+","+l.Partition2, "--gres=gpu:2")
+		l.waitState(t, arr+"_2", "RUNNING", 60*time.Second)
+		save("jobs-shapes", p+"/jobs", nil)
 		save("accounting", db+"/jobs", window(from, to))
 		// A window before the lab existed: 22.05 answers 200 with error
 		// 9003 "Nothing found", v0.0.42+ 200 with a "found nothing" warning.

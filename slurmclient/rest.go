@@ -248,6 +248,9 @@ type encoder interface {
 	requiredNodes(names []string) map[string]any
 	gpusPerNode(n int, typ string) map[string]any
 	hold(h bool) map[string]any
+	// remainder is the path element that addresses an array's pending
+	// remainder j and none of its started tasks.
+	remainder(j Job) string
 }
 
 // update runs plan(u) against one job: one POST per field, the job re-read
@@ -263,13 +266,22 @@ func update(ctx context.Context, r *rest, a interface {
 	if err != nil {
 		return err
 	}
+	if err := Writable(before, u); err != nil {
+		return err
+	}
+	target := id
+	if before.Shape() == ShapeArrayRemainder {
+		target = a.remainder(before)
+	}
 	steps := plan(u, a)
+	var applied []string // fields Slurm refused but applied
+	var refusal error
 	for _, f := range steps {
 		keys := make([]string, 0, len(f.body))
 		for k := range f.body {
 			keys = append(keys, k)
 		}
-		werr := r.call(ctx, "POST", jobPath+id, nil, f.body, keys, nil)
+		werr := r.call(ctx, "POST", jobPath+target, nil, f.body, keys, nil)
 		after, rerr := a.Job(ctx, id)
 		if rerr != nil {
 			return errors.Join(werr, fmt.Errorf("job %s: re-reading after %s: %w", id, f.name, rerr))
@@ -279,10 +291,16 @@ func update(ctx context.Context, r *rest, a interface {
 			return errors.Join(werr, fmt.Errorf("job %s: %w: GPU request lost after %s update (was %d GPUs)",
 				id, ErrNotApplied, f.name, before.GPUs.Total))
 		}
-		if werr != nil {
+		switch {
+		case werr != nil && f.verify(after) && !f.verify(before):
+			// The re-read decides, not the status line: Slurm 22.05 answers
+			// an update of an array's pending tasks with "job array update
+			// failed" and applies it.
+			applied = append(applied, f.name)
+			refusal = werr
+		case werr != nil:
 			return fmt.Errorf("job %s: %s: %w", id, f.name, werr)
-		}
-		if !f.verify(after) {
+		case !f.verify(after):
 			return fmt.Errorf("job %s: %w: %s", id, ErrNotApplied, f.name)
 		}
 		before = after
@@ -292,6 +310,35 @@ func update(ctx context.Context, r *rest, a interface {
 		if !f.verify(before) {
 			return fmt.Errorf("job %s: %w: %s undone by a later change", id, ErrNotApplied, f.name)
 		}
+	}
+	if applied != nil {
+		return fmt.Errorf("job %s: %s: %w (Slurm answered: %v)", id, strings.Join(applied, ", "), ErrAppliedDespiteError, refusal)
+	}
+	return nil
+}
+
+// Writable is the check UpdateJob makes on the job's own record, re-read
+// just before it sends anything: it refuses an update of a job that is not
+// pending (a node list sent to a running job resizes it on 22.05) and the
+// updates that would reach more than the record: a node list or GPU count
+// of an array record applies to every task that starts later (and, on
+// 22.05, to the running ones), one of a heterogeneous job to every
+// component; and Slurm takes a heterogeneous job's updates at its leader.
+func Writable(j Job, u JobUpdate) error {
+	if j.State != "PENDING" {
+		return fmt.Errorf("job %s: %w: it is %s", j.ID, ErrNotPending, j.State)
+	}
+	placing := u.RequiredNodes != nil || u.GPUsPerNode != nil
+	switch sh := j.Shape(); {
+	case sh == ShapeArrayRemainder && placing, sh == ShapeArrayTask && placing:
+		return fmt.Errorf("job %s: %w: part of array %s: a node list or GPU count would apply to every task",
+			j.ID, ErrInvalid, j.Array.JobID)
+	case sh == ShapeHetLeader && placing:
+		return fmt.Errorf("job %s: %w: heterogeneous job: a node list or GPU count would apply to every component",
+			j.ID, ErrInvalid)
+	case sh == ShapeHetComponent:
+		return fmt.Errorf("job %s: %w: component %d of heterogeneous job %s: write to the leader",
+			j.ID, ErrInvalid, j.Het.Offset, j.Het.LeaderID)
 	}
 	return nil
 }

@@ -116,6 +116,11 @@ func job38(j api.V0038JobResponseProperties) (Job, error) {
 	if tl := deref(j.TimeLimit); tl > 0 && tl < 0xFFFFFFFE {
 		out.TimeLimit = time.Duration(tl) * time.Minute
 	}
+	if err := arrayAndHet(&out, int64(deref(j.ArrayJobId)), j.ArrayJobId != nil, int64(deref(j.ArrayTaskId)),
+		j.ArrayTaskId != nil, int64(deref(j.ArrayMaxTasks)), deref(j.ArrayTaskString),
+		int64(deref(j.HetJobId)), j.HetJobId != nil, deref(j.HetJobIdSet), int64(deref(j.HetJobOffset))); err != nil {
+		return out, err
+	}
 	return finishJob(out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
 		deref(j.RequiredNodes), deref(j.ExcludedNodes), deref(j.Nodes), deref(j.GresDetail))
 }
@@ -181,6 +186,11 @@ func node(name string, states []string, reason, gres, used string, parts []strin
 func (c *v0038) UpdateJob(ctx context.Context, id string, u JobUpdate) error {
 	return update(ctx, &c.rest, c, p38+"/job/", id, u)
 }
+
+// remainder addresses the pending tasks of array j by their indices
+// ("10_[3-6]"): 22.05 applies an update of the array's id to its running
+// tasks too (and answers "job array update failed" for both forms).
+func (c *v0038) remainder(j Job) string { return j.Array.JobID + "_[" + j.Array.Tasks + "]" }
 
 func (c *v0038) priority(p uint32) map[string]any { return map[string]any{"priority": p} }
 func (c *v0038) hold(h bool) map[string]any       { return map[string]any{"hold": h} }

@@ -127,6 +127,15 @@ func job42(j api.V0042JobInfo) (Job, error) {
 	if tl, ok := noVal32(j.TimeLimit); ok && tl > 0 {
 		out.TimeLimit = time.Duration(tl) * time.Minute
 	}
+	arrayJob, arrayJobSet := noVal32(j.ArrayJobId)
+	task, taskSet := noVal32(j.ArrayTaskId)
+	maxTasks, _ := noVal32(j.ArrayMaxTasks)
+	het, hetSet := noVal32(j.HetJobId)
+	offset, _ := noVal32(j.HetJobOffset)
+	if err := arrayAndHet(&out, arrayJob, arrayJobSet, task, taskSet, maxTasks, deref(j.ArrayTaskString),
+		het, hetSet, deref(j.HetJobIdSet), offset); err != nil {
+		return out, err
+	}
 	return finishJob(out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
 		deref(j.RequiredNodes), deref(j.ExcludedNodes), deref(j.Nodes), strs(j.GresDetail))
 }
@@ -151,6 +160,11 @@ func (c *v0042) Nodes(ctx context.Context) ([]Node, error) {
 func (c *v0042) UpdateJob(ctx context.Context, id string, u JobUpdate) error {
 	return update(ctx, &c.rest, c, p42+"/job/", id, u)
 }
+
+// remainder addresses the pending tasks of array j by the array's id: from
+// 24.11 on an update of it reaches the remainder record only (an update of
+// "ID_TASK" is refused: "Submit job update against Array Job's JobID").
+func (c *v0042) remainder(j Job) string { return j.Array.JobID }
 
 func (c *v0042) priority(p uint32) map[string]any {
 	return map[string]any{"priority": map[string]any{"set": true, "number": p}}
