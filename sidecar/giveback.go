@@ -73,8 +73,17 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 			continue
 		}
 		rep.Returned = append(rep.Returned, sj.ID)
-		if len(m.nodes) > 0 && slices.Equal(sj.RequiredNodes, m.nodes) {
-			rep.NodesKept = append(rep.NodesKept, sj.ID)
+		if len(m.nodes) == 0 {
+			continue
+		}
+		// A node list written to a heterogeneous job's leader reached every
+		// component.
+		for k := range jobs {
+			c := &jobs[k]
+			if (c.ID == sj.ID || sj.Het.LeaderID != "" && c.Het.LeaderID == sj.Het.LeaderID) &&
+				slices.Equal(c.RequiredNodes, m.nodes) {
+				rep.NodesKept = append(rep.NodesKept, c.ID)
+			}
 		}
 	}
 	return rep
@@ -150,6 +159,13 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	if inBand {
 		for i := range jobs {
 			sj := &jobs[i]
+			// asrpt writes arrays through their remainder and heterogeneous
+			// jobs through their leader: a giveback of those reaches the
+			// rest.
+			sh := sj.Shape()
+			if sh == slurmclient.ShapeArrayTask || sh == slurmclient.ShapeHetComponent {
+				continue
+			}
 			if _, ok := want[sj.ID]; !ok && sj.State == "PENDING" && scope.Contains(sj.Partition, sj.QOS, sj.Account) &&
 				(HighBand.Contains(sj.Priority) || LowBand.Contains(sj.Priority)) {
 				want[sj.ID] = managed{}

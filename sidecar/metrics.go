@@ -11,21 +11,26 @@ import (
 
 // metrics are the sidecar's Prometheus metrics, on a registry of its own.
 type metrics struct {
-	reg         *prometheus.Registry
-	cycle       prometheus.Histogram
-	cycles      *prometheus.CounterVec
-	jobs        *prometheus.GaugeVec
-	writes      *prometheus.CounterVec
-	failures    *prometheus.CounterVec
-	deferred    prometheus.Counter
-	errors      *prometheus.CounterVec
-	predRatio   prometheus.Histogram
-	predAbs     prometheus.Histogram
-	virtual     prometheus.Gauge
-	released    prometheus.Gauge
-	lastSuccess prometheus.Gauge
-	replaced    prometheus.Counter
-	stateErrors prometheus.Counter
+	reg      *prometheus.Registry
+	cycle    prometheus.Histogram
+	cycles   *prometheus.CounterVec
+	jobs     *prometheus.GaugeVec
+	writes   *prometheus.CounterVec
+	requests *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	// appliedDespite counts writes Slurm answered with an error but
+	// applied (22.05 on an array's pending tasks).
+	appliedDespite *prometheus.CounterVec
+	failures       *prometheus.CounterVec
+	deferred       prometheus.Counter
+	errors         *prometheus.CounterVec
+	predRatio      prometheus.Histogram
+	predAbs        prometheus.Histogram
+	virtual        prometheus.Gauge
+	released       prometheus.Gauge
+	lastSuccess    prometheus.Gauge
+	replaced       prometheus.Counter
+	stateErrors    prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -40,6 +45,12 @@ func newMetrics() *metrics {
 			Name: "asrpt_jobs", Help: "Jobs seen in the last cycle, by state."}, []string{"state"}),
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "asrpt_writes_total", Help: "Successful job updates, by kind (priority, nodes, hold, release)."}, []string{"kind"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_write_requests_total", Help: "Job updates sent to Slurm (successful, failed and retried), by kind."}, []string{"kind"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_write_retries_total", Help: "Job updates sent again after the last one of the same kind to the same job failed, by kind."}, []string{"kind"}),
+		appliedDespite: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_writes_applied_despite_error_total", Help: "Job updates Slurm answered with an error but applied (re-read shows the value), by kind; counted in asrpt_writes_total too."}, []string{"kind"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "asrpt_write_failures_total", Help: "Failed job updates, by kind and reason."}, []string{"kind", "reason"}),
 		deferred: prometheus.NewCounter(prometheus.CounterOpts{
@@ -63,7 +74,7 @@ func newMetrics() *metrics {
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
-	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.failures, m.deferred, m.errors,
+	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
 		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -51,15 +52,6 @@ func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 	return js, err
 }
 
-// Job forwards the sidecar's re-read before a node list write.
-func (p *probe) Job(ctx context.Context, id string) (slurmclient.Job, error) {
-	jr, ok := p.inner.(jobReader)
-	if !ok {
-		return slurmclient.Job{}, fmt.Errorf("probe: %T cannot read one job", p.inner)
-	}
-	return jr.Job(ctx, id)
-}
-
 func (p *probe) Nodes(ctx context.Context) ([]slurmclient.Node, error) { return p.inner.Nodes(ctx) }
 
 func (p *probe) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
@@ -78,7 +70,7 @@ func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdat
 	}
 	err := p.inner.UpdateJob(ctx, id, u)
 	p.mu.Lock()
-	if err == nil {
+	if err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) {
 		p.writes[id]++
 	} else {
 		p.failed[id]++

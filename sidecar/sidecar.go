@@ -73,6 +73,13 @@ type entry struct {
 	gpn      int
 	noNodes  bool // Slurm refused a node list for this job; not retried
 	handsOff bool // an admin changed the priority asrpt wrote
+	// fails holds, by write kind (priority, nodes), the failure of the
+	// last write of that kind, until one succeeds.
+	fails map[string]*writeFailure
+
+	// tasks is an array remainder's pending task indices when last read:
+	// a change means Slurm started a task.
+	tasks string
 
 	sj *slurmclient.Job // this cycle's record, nil when absent
 }
@@ -110,6 +117,12 @@ type Sidecar struct {
 
 	labels []uint32
 	cur    []uint32
+
+	// view groups this cycle's records of arrays and heterogeneous jobs;
+	// nodeParts holds the partitions of each cluster node (by index) as
+	// this cycle's node list gave them.
+	view      queueView
+	nodeParts [][]string
 }
 
 // finishedJob remembers a job that left the queue until accounting reports
@@ -200,6 +213,10 @@ func (s *Sidecar) resetState() {
 	s.clock = math.Inf(-1)
 }
 
+// jobStates are the keys of CycleReport.Jobs, each exported as a gauge
+// (0 when the cycle saw no such job).
+var jobStates = []string{"pending", "running", "held", "out_of_scope", "managed", "dispatched", "hands_off"}
+
 // CycleReport is what one cycle saw and did.
 type CycleReport struct {
 	// Time is the cycle's time.
@@ -219,17 +236,27 @@ type CycleReport struct {
 	Writes   map[string]int
 	Failed   map[string]int
 	Deferred int
+	// Backoff counts the changed values not sent this cycle because the
+	// last write of the same kind to the same job failed and its backoff
+	// runs.
+	Backoff int
 	// Plan is the ranked queue, head first (filled in dry runs and when
 	// asked through Plan).
 	Plan []PlanRow
 }
 
-// PlanRow is one managed pending job in the order asrpt gives Slurm.
+// PlanRow is one managed pending job in the order asrpt gives Slurm, or,
+// after them, a pending job asrpt leaves alone (Stage "left_alone", Rank 0).
 type PlanRow struct {
 	JobID string `json:"job_id"`
 	User  string `json:"user"`
 	Name  string `json:"name"`
-	GPUs  int    `json:"gpus"`
+	// Shape is the record's kind: plain, array_remainder, array_task,
+	// het_leader or het_component (slurmclient.Shape).
+	Shape string `json:"shape"`
+	// GPUs is the unit's GPUs: all components of a heterogeneous job, one
+	// task of an array.
+	GPUs int `json:"gpus"`
 	// Predicted is the predicted run time, seconds; Known false when the
 	// predictor had never seen the job's kind.
 	Predicted float64 `json:"predicted_s"`
@@ -238,7 +265,7 @@ type PlanRow struct {
 	// seconds; 0 once released.
 	VirtualRemaining float64 `json:"virtual_remaining_s"`
 	// Stage is dispatched (its turn has come: nodes chosen), released
-	// (waiting for GPUs) or waiting (on the virtual machine).
+	// (waiting for GPUs), waiting (on the virtual machine) or left_alone.
 	Stage string `json:"stage"`
 	// Rank is the 1-based position in the order.
 	Rank int `json:"rank"`
@@ -249,6 +276,9 @@ type PlanRow struct {
 	// Nodes are the nodes chosen for a dispatched job, when asrpt writes
 	// them.
 	Nodes []string `json:"nodes,omitempty"`
+	// Note says why a dispatched job gets no node list, or why a job is
+	// left alone.
+	Note string `json:"note,omitempty"`
 }
 
 // RunOnce runs one cycle at time now: read the queue and the nodes, feed
@@ -301,7 +331,7 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 		return s.fail(rep, start, "write", err)
 	}
 	if dry {
-		rep.Plan = s.plan(ranked, want)
+		rep.Plan = s.plan(ranked, want, jobs)
 	}
 	if !dry && s.dirty && s.cfg.StateFile != "" {
 		if err := writeState(s.cfg.StateFile, s.snapshot()); err != nil {
@@ -317,8 +347,8 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 	s.m.cycles.WithLabelValues("ok").Inc()
 	s.m.lastSuccess.Set(float64(now.Unix()))
 	s.lastOK.Store(time.Now().UnixNano())
-	for k, v := range rep.Jobs {
-		s.m.jobs.WithLabelValues(k).Set(float64(v))
+	for _, k := range jobStates {
+		s.m.jobs.WithLabelValues(k).Set(float64(rep.Jobs[k]))
 	}
 	s.m.virtual.Set(float64(s.virtualLen()))
 	return rep, nil
@@ -429,16 +459,21 @@ func (s *Sidecar) repredict(t float64) {
 
 // eligible reports whether a Slurm job may be managed, and why not.
 func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, string) {
-	switch {
-	case sj.State != "PENDING":
+	if sj.State != "PENDING" {
 		return false, "not pending"
+	}
+	if ok, why := s.view.manageable(sj); !ok {
+		return false, why
+	}
+	g := s.view.gpus(sj)
+	switch {
 	case sj.Held:
 		return false, "held"
-	case sj.GPUs.Total <= 0:
+	case g <= 0:
 		return false, "no GPUs"
 	case !s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
 		return false, "out of scope"
-	case sj.GPUs.Total > s.env.G:
+	case g > s.env.G:
 		return false, "larger than the cluster"
 	case e != nil && e.handsOff:
 		return false, "priority set by an admin"
@@ -452,6 +487,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 	for _, e := range s.entries {
 		e.sj = nil
 	}
+	s.view = newQueueView(jobs)
 	var arrivals []*entry
 	for i := range jobs {
 		sj := &jobs[i]
@@ -492,6 +528,14 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				Msg("priority changed by someone else; leaving the job alone")
 		}
 		ok, why := s.eligible(sj, e)
+		if sj.Shape() == slurmclient.ShapeArrayRemainder {
+			if e.ph == phDispatched && e.tasks != "" && sj.Array.Tasks != e.tasks {
+				// A task of the array whose turn had come has started: the
+				// rest of the array arrives again as its next task.
+				s.leavePolicy(t, e, "array task started")
+			}
+			e.tasks = sj.Array.Tasks
+		}
 		switch e.ph {
 		case phQueued:
 			if !ok {
@@ -562,6 +606,8 @@ func toJob(sj *slurmclient.Job) job.Job {
 // arrive predicts e and hands it to the policy.
 func (s *Sidecar) arrive(t float64, e *entry) bool {
 	e.job = toJob(e.sj)
+	e.job.GPUs = s.view.gpus(e.sj)
+	e.tasks = e.sj.Array.Tasks
 	e.est = s.pred.Predict(&e.job)
 	e.seq = s.nextSeq
 	s.nextSeq++
@@ -694,6 +740,8 @@ func (s *Sidecar) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job) *p
 		}
 	}
 	seen := make([]bool, len(s.cl.Nodes))
+	s.nodeParts = slices.Grow(s.nodeParts[:0], len(s.cl.Nodes))[:len(s.cl.Nodes)]
+	clear(s.nodeParts)
 	take := func(i int, mask uint64) {
 		mask &= free.Mask(i)
 		if mask != 0 {
@@ -707,6 +755,7 @@ func (s *Sidecar) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job) *p
 			continue
 		}
 		seen[i] = true
+		s.nodeParts[i] = n.Partitions
 		all := free.Mask(i)
 		inScope := len(s.cfg.Scope.Partitions) == 0
 		for _, p := range n.Partitions {
@@ -744,7 +793,7 @@ func (s *Sidecar) placeDispatched(t float64, free *placement.Free) {
 	ds := s.dispatched()
 	grace := s.cfg.DispatchGrace.Seconds()
 	for _, e := range ds {
-		if e.placed && free.Take(&e.place) == nil {
+		if e.placed && s.mayUsePlacement(e, &e.place) && free.Take(&e.place) == nil {
 			if t-e.placedAt <= grace {
 				continue
 			}
@@ -776,7 +825,59 @@ func (s *Sidecar) placeOn(free *placement.Free, e *entry) (placement.Placement, 
 	if e.task != nil {
 		prof = e.task.Prof
 	}
+	if !s.mayUseAll(e, free) {
+		free = free.Clone()
+		for i := range s.cl.Nodes {
+			if m := free.Mask(i); m != 0 && !s.mayUse(e, i) {
+				_ = free.Take(&placement.Placement{Slots: []placement.Slot{{Node: i, GPUs: m}}})
+			}
+		}
+	}
 	return s.env.Placer.Place(free, e.job.GPUs, prof)
+}
+
+// mayUse reports whether e's request can use cluster node i: the node is
+// in one of the job's partitions (as this cycle's node list says) and the
+// job does not exclude it. A job pinned to a node it cannot use would
+// wait for ever, or start elsewhere than asrpt planned.
+func (s *Sidecar) mayUse(e *entry, i int) bool {
+	if e.sj == nil {
+		return true
+	}
+	name := s.cl.Nodes[i].Name
+	if slices.Contains(e.sj.ExcludedNodes, name) {
+		return false
+	}
+	parts := e.sj.Partitions()
+	if len(parts) == 0 || i >= len(s.nodeParts) || s.nodeParts[i] == nil {
+		return true
+	}
+	for _, p := range parts {
+		if slices.Contains(s.nodeParts[i], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayUseAll reports whether e may use every node with free GPUs.
+func (s *Sidecar) mayUseAll(e *entry, free *placement.Free) bool {
+	for i := range s.cl.Nodes {
+		if free.Mask(i) != 0 && !s.mayUse(e, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayUsePlacement reports whether e may use every node of p.
+func (s *Sidecar) mayUsePlacement(e *entry, p *placement.Placement) bool {
+	for _, sl := range p.Slots {
+		if !s.mayUse(e, sl.Node) {
+			return false
+		}
+	}
+	return true
 }
 
 // dispatched returns the dispatched jobs in dispatch order.
@@ -804,6 +905,15 @@ func (s *Sidecar) schedule(t float64, free *placement.Free) int {
 		e.ph, e.dseq = phDispatched, s.nextDSeq
 		s.nextDSeq++
 		e.place, e.placed, e.placedAt = d.Task.Placement, true, t
+		if !s.mayUsePlacement(e, &e.place) {
+			// The policy sees one pool of GPUs; place the job again on the
+			// nodes its request can use, or keep no placement until it fits.
+			free.Give(&e.place)
+			p, err := s.placeOn(free, e)
+			if e.placed = err == nil && free.Take(&p) == nil; e.placed {
+				e.place = p
+			}
+		}
 		n++
 	}
 	return n
@@ -842,212 +952,65 @@ func (s *Sidecar) label(ranked []*entry) []uint32 {
 }
 
 // nodeUpdate returns the node list (and per-node GPU count, 0 for none) to
-// write for dispatched job e, or nil when none is to be written: the job's
-// request must allow it (see the package documentation).
-func (s *Sidecar) nodeUpdate(e *entry) ([]string, int) {
-	if !s.cfg.RequiredNodes || e.noNodes || !e.placed || e.ph != phDispatched || e.sj == nil {
-		return nil, 0
+// write for dispatched job e, or nil and the reason when none is to be
+// written: the job's request must allow it (see the package documentation).
+func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, string) {
+	switch {
+	case !s.cfg.RequiredNodes:
+		return nil, 0, "node lists off (required_nodes = false)"
+	case e.sj == nil || e.ph != phDispatched:
+		return nil, 0, ""
+	case e.noNodes:
+		return nil, 0, "Slurm refused a node list for this job"
 	}
 	sj := e.sj
+	if why := nodeListBar(sj); why != "" {
+		return nil, 0, why
+	}
+	if !e.placed {
+		return nil, 0, "no placement on nodes the job can use"
+	}
 	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
-		return nil, 0 // the user chose nodes
+		return nil, 0, "the job names its nodes"
 	}
 	names := make([]string, len(e.place.Slots))
 	per := e.place.Slots[0].Count()
 	uniform := true
 	for i, sl := range e.place.Slots {
-		names[i] = s.cl.Nodes[sl.Node].Name
-		if slices.Contains(sj.ExcludedNodes, names[i]) {
-			return nil, 0
+		if !s.mayUse(e, sl.Node) {
+			return nil, 0, "placement on a node the job cannot use"
 		}
+		names[i] = s.cl.Nodes[sl.Node].Name
 		uniform = uniform && sl.Count() == per
 	}
 	total := sj.GPUs.Total
 	switch {
 	case len(names) == 1 && (sj.GPUs.PerNode == 0 || sj.GPUs.PerNode == total):
-		return names, 0
+		return names, 0, ""
 	case len(names) > 1 && uniform && sj.GPUs.PerNode == per:
-		return names, 0
+		return names, 0, ""
 	case len(names) > 1 && uniform && sj.GPUs.PerNode == 0 && sj.GPUs.PerJob == total && s.cfg.GPUsPerNode:
-		return names, per
+		return names, per, ""
 	}
-	return nil, 0
+	return nil, 0, "the placement does not match the job's GPUs per node"
 }
 
-// apply writes the changed values, head of the queue first, within the
-// write limit. It returns an error only when writing cannot go on (the
-// token or the privileges are refused, the context ended).
-func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry bool, rep *CycleReport) error {
-	budget := s.cfg.WriteLimit
-	failedInRow := 0
+// plan builds the plan rows of ranked, then one row for each pending job
+// of jobs that asrpt leaves alone, with the reason.
+func (s *Sidecar) plan(ranked []*entry, want []uint32, jobs []slurmclient.Job) []PlanRow {
+	rows := make([]PlanRow, len(ranked), len(jobs))
+	inPlan := make(map[string]bool, len(ranked))
 	for i, e := range ranked {
-		if e.sj == nil {
-			continue
-		}
-		nodes, gpn := s.nodeUpdate(e)
-		if nodes != nil && (!slices.Equal(nodes, e.nodes) || gpn != e.gpn) {
-			if budget == 0 {
-				rep.Deferred++
-				continue
-			}
-			if !dry && !s.stillPending(ctx, e, rep) {
-				continue
-			}
-			u := slurmclient.JobUpdate{RequiredNodes: nodes}
-			if gpn > 0 {
-				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
-			}
-			budget--
-			stop, reason, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow)
-			if stop {
-				return err
-			}
-			switch reason {
-			case "", "invalid", "ignored_field", "not_applied":
-			default:
-				// The job may be gone or started: no priority write to it
-				// until the next read says it is still pending.
-				continue
-			}
-		}
-		if want[i] != e.prio {
-			if budget == 0 {
-				rep.Deferred++
-				continue
-			}
-			p := want[i]
-			budget--
-			if stop, _, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
-				return err
-			}
-		}
-	}
-	s.m.deferred.Add(float64(rep.Deferred))
-	hi := 0
-	for _, e := range ranked {
-		if s.high(e) {
-			hi++
-		}
-	}
-	s.m.released.Set(float64(hi))
-	return nil
-}
-
-// jobReader is implemented by the REST client (slurmclient.Client.Job).
-type jobReader interface {
-	Job(ctx context.Context, id string) (slurmclient.Job, error)
-}
-
-// stillPending re-reads e just before a node list is written to it, when
-// the client can: Slurm may have started the job since the cycle's read,
-// and Slurm 22.05 applies a node list sent to a running job as a resize of
-// that job (a RESIZING record in accounting). A job that is no longer
-// pending, or cannot be read, gets no write this cycle; the miss is
-// counted as a nodes write failure with its reason.
-func (s *Sidecar) stillPending(ctx context.Context, e *entry, rep *CycleReport) bool {
-	jr, ok := s.slurm.(jobReader)
-	if !ok {
-		return true
-	}
-	cur, err := jr.Job(ctx, e.id)
-	reason := ""
-	switch {
-	case err != nil:
-		reason = Reason(err)
-	case cur.State != "PENDING":
-		reason = "not_pending"
-	case cur.Held:
-		reason = "held"
-	default:
-		return true
-	}
-	rep.Failed[reason]++
-	s.m.failures.WithLabelValues("nodes", reason).Inc()
-	return false
-}
-
-// maxFailuresInRow stops a cycle's writes after this many consecutive
-// failures of unknown cause (a failing slurmctld).
-const maxFailuresInRow = 3
-
-// write sends one update and records its effect; stop is true when no
-// further write should be tried this cycle; reason is the failure's
-// Reason, "" on success.
-func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
-	rep.Writes[kind]++
-	if dry {
-		return false, "", nil
-	}
-	err = s.slurm.UpdateJob(ctx, e.id, u)
-	if err == nil {
-		*inRow = 0
-		s.m.writes.WithLabelValues(kind).Inc()
-		s.dirty = true
-		if u.Priority != nil {
-			e.prio = *u.Priority
-		}
-		if u.RequiredNodes != nil {
-			e.nodes = slices.Clone(u.RequiredNodes)
-			e.gpn = 0
-			if u.GPUsPerNode != nil {
-				e.gpn = *u.GPUsPerNode
-			}
-		}
-		return false, "", nil
-	}
-	rep.Writes[kind]--
-	reason = Reason(err)
-	rep.Failed[reason]++
-	s.m.failures.WithLabelValues(kind, reason).Inc()
-	switch reason {
-	case "job_gone":
-		// Cancelled between read and write: the next cycle's read drops it.
-		return false, reason, nil
-	case "not_pending", "held":
-		// Started or held between read and write: the next read shows it.
-		return false, reason, nil
-	case "invalid", "ignored_field":
-		if kind == "nodes" {
-			e.noNodes = true
-			s.dirty = true
-		}
-		s.incident("write:"+kind+":"+reason, err)
-		return false, reason, nil
-	case "not_applied":
-		// Slurm answered success but the job differs: assume nothing
-		// asrpt can rely on and write again next cycle.
-		if kind == "priority" {
-			e.prio = 0
-		} else {
-			e.nodes = nil
-		}
-		s.incident("write:"+kind+":"+reason, err)
-		return false, reason, nil
-	case "auth", "permission", "canceled", "timeout":
-		s.incident("write:"+reason, err)
-		return true, reason, err
-	}
-	s.incident("write:"+reason, err)
-	*inRow++
-	if *inRow >= maxFailuresInRow {
-		return true, reason, fmt.Errorf("%d writes failed in a row: %w", *inRow, err)
-	}
-	return false, reason, nil
-}
-
-// plan builds the plan rows of ranked.
-func (s *Sidecar) plan(ranked []*entry, want []uint32) []PlanRow {
-	rows := make([]PlanRow, len(ranked))
-	for i, e := range ranked {
+		inPlan[e.id] = true
 		r := PlanRow{JobID: e.id, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
 			Predicted: e.est.Seconds, Known: e.est.Known, Rank: i + 1, PriorityNew: want[i]}
 		if e.sj != nil {
-			r.PriorityNow = e.sj.Priority
+			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
 		}
 		switch {
 		case e.ph == phDispatched:
 			r.Stage = "dispatched"
-			r.Nodes, _ = s.nodeUpdate(e)
+			r.Nodes, _, r.Note = s.nodeUpdate(e)
 		case s.high(e):
 			r.Stage = "released"
 		default:
@@ -1057,6 +1020,21 @@ func (s *Sidecar) plan(ranked []*entry, want []uint32) []PlanRow {
 			}
 		}
 		rows[i] = r
+	}
+	for i := range jobs {
+		sj := &jobs[i]
+		if sj.State != "PENDING" || inPlan[sj.ID] {
+			continue
+		}
+		why := "not managed"
+		if e := s.entries[sj.ID]; e != nil && e.why != "" {
+			why = e.why
+		} else if ok, w := s.eligible(sj, e); !ok {
+			why = w
+		}
+		rows = append(rows, PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()),
+			GPUs: s.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
+			PriorityNew: sj.Priority, Note: why})
 	}
 	return rows
 }

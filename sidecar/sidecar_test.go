@@ -759,23 +759,20 @@ func TestParkedJobRejoinsItsPlace(t *testing.T) {
 	}
 }
 
-// startingFake is the fake Slurm with the REST client's Job: it reports
-// the jobs in started as running, as if Slurm had started them between the
-// cycle's read and the write.
+// startingFake is the fake Slurm with the REST client's guard: UpdateJob
+// re-reads the job first and refuses one that is no longer pending. The
+// jobs in started read as running, as if Slurm had started them between
+// the cycle's read and the write.
 type startingFake struct {
 	*sidecartest.Fake
 	started map[string]bool
 }
 
-func (f startingFake) Job(_ context.Context, id string) (slurmclient.Job, error) {
-	j, ok := f.Fake.Job(id)
-	if !ok {
-		return j, fmt.Errorf("fake: job %s: %w", id, slurmclient.ErrJobGone)
-	}
+func (f startingFake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate) error {
 	if f.started[id] {
-		j.State = "RUNNING"
+		return fmt.Errorf("fake: job %s: %w: it is RUNNING", id, slurmclient.ErrNotPending)
 	}
-	return j, nil
+	return f.Fake.UpdateJob(ctx, id, u)
 }
 
 // TestNoNodeListToStartedJob: a job whose turn has come but that Slurm

@@ -47,6 +47,8 @@ func Reason(err error) string {
 		return "ignored_field"
 	case errors.Is(err, slurmclient.ErrNotApplied):
 		return "not_applied"
+	case errors.Is(err, slurmclient.ErrAppliedDespiteError):
+		return "applied_despite_error"
 	case errors.Is(err, slurmclient.ErrHeld):
 		return "held"
 	case errors.Is(err, slurmclient.ErrNotPersistent):

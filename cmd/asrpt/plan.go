@@ -60,7 +60,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // writePlan prints the plan as a table in squeue's spirit.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tGPUS\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tNODES")
+	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tNODES\tNOTE")
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
 		if !r.Known {
@@ -78,7 +78,15 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if nodes == "" {
 			nodes = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", r.JobID, r.User, r.Name, r.GPUs, pred, virt, r.Rank, prio, nodes)
+		rank := fmt.Sprint(r.Rank)
+		if r.Stage == "left_alone" {
+			pred, rank = "-", "-"
+		}
+		note := r.Note
+		if note == "" {
+			note = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, pred, virt, rank, prio, nodes, note)
 	}
 	return tw.Flush()
 }

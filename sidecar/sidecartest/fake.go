@@ -330,8 +330,11 @@ func (f *Fake) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Jo
 }
 
 // UpdateJob implements sidecar.Slurm with slurmctld's rules for the fields
-// the sidecar writes: an unknown job is ErrJobGone; a job that is not
-// pending is ErrNotPending; a priority on a held job is ErrHeld; an empty
+// the sidecar writes, behind the REST client's own checks: an unknown job
+// is ErrJobGone; what slurmclient.Writable refuses is refused (a job that
+// is not pending, a node list for an array or heterogeneous job, a write to
+// a component other than the leader); a write to a heterogeneous job's
+// leader reaches every component; a priority on a held job is ErrHeld; an empty
 // node list or a node the cluster lacks is ErrInvalid. A release gives the
 // job BasePriority (the priority plugin recomputes it) unless Priority is
 // set in the same update. The update is recorded when it succeeds.
@@ -348,8 +351,8 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 	if !ok {
 		return fmt.Errorf("fake: update %s: %w", id, slurmclient.ErrJobGone)
 	}
-	if j.State != "PENDING" {
-		return fmt.Errorf("fake: update %s (%s): %w", id, j.State, slurmclient.ErrNotPending)
+	if err := slurmclient.Writable(*j, u); err != nil {
+		return fmt.Errorf("fake: update: %w", err)
 	}
 	if u.RequiredNodes != nil {
 		if len(u.RequiredNodes) == 0 {
@@ -364,20 +367,30 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 	if u.Priority != nil && j.Held && (u.Hold == nil || *u.Hold) {
 		return fmt.Errorf("fake: update %s: %w", id, slurmclient.ErrHeld)
 	}
-	if u.Hold != nil && !*u.Hold {
-		j.Held, j.Reason, j.Priority = false, "Priority", f.base()
+	// Slurm applies a write to a heterogeneous job's leader to every
+	// component.
+	targets := []*slurmclient.Job{j}
+	for _, c := range j.Het.Components {
+		if cj := f.jobs[c]; cj != nil && c != id {
+			targets = append(targets, cj)
+		}
 	}
-	if u.RequiredNodes != nil {
-		j.RequiredNodes = slices.Clone(u.RequiredNodes)
-	}
-	if u.GPUsPerNode != nil {
-		j.GPUs.PerNode = *u.GPUsPerNode
-	}
-	if u.Priority != nil {
-		j.Priority = *u.Priority
-	}
-	if u.Hold != nil && *u.Hold {
-		j.Held, j.Reason, j.Priority = true, "JobHeldAdmin", 0
+	for _, j := range targets {
+		if u.Hold != nil && !*u.Hold {
+			j.Held, j.Reason, j.Priority = false, "Priority", f.base()
+		}
+		if u.RequiredNodes != nil {
+			j.RequiredNodes = slices.Clone(u.RequiredNodes)
+		}
+		if u.GPUsPerNode != nil {
+			j.GPUs.PerNode = *u.GPUsPerNode
+		}
+		if u.Priority != nil {
+			j.Priority = *u.Priority
+		}
+		if u.Hold != nil && *u.Hold {
+			j.Held, j.Reason, j.Priority = true, "JobHeldAdmin", 0
+		}
 	}
 	c := u
 	c.RequiredNodes = slices.Clone(u.RequiredNodes)

@@ -1,0 +1,133 @@
+package sidecar
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// The shapes of a queue (slurmclient.Shape) and what asrpt does with each:
+//
+//   - A plain job is ranked and, when its turn comes, gets a Heavy-Edge
+//     node list where its request allows (see nodeUpdate).
+//   - A job array is ranked as one unit through its pending remainder, by
+//     the prediction for one task, and gets priorities only: a node list
+//     would pin every later task to the same nodes. While as many tasks run
+//     as its throttle allows, the remainder is parked (it cannot start
+//     anyway). When a task of a dispatched remainder starts, that task has
+//     had its turn: the remainder arrives again as the next task. Tasks
+//     split off from the remainder are left alone.
+//   - A heterogeneous job is ranked as one unit through its leader, with
+//     the GPUs of all its components, and gets priorities only (Slurm
+//     applies a write to the leader to every component). It is managed
+//     only while every component is pending and listed.
+//   - A job submitted to several partitions is placed on nodes of those
+//     partitions only, like every job; it is in scope only when each of
+//     its partitions is.
+
+// queueView groups one cycle's job records that belong together: the
+// tasks of each array and the components of each heterogeneous job.
+type queueView struct {
+	arrays map[string]*arrayView
+	hets   map[string]*hetView
+}
+
+// arrayView is one job array as the job list shows it.
+type arrayView struct {
+	// running counts the tasks that are not pending (running, suspended,
+	// completing): the ones the throttle counts.
+	running int
+}
+
+// hetView is one heterogeneous job as the job list shows it.
+type hetView struct {
+	comps []*slurmclient.Job
+	// gpus is the GPUs of all components listed.
+	gpus int
+}
+
+// newQueueView groups jobs (which must outlive the view).
+func newQueueView(jobs []slurmclient.Job) queueView {
+	v := queueView{arrays: map[string]*arrayView{}, hets: map[string]*hetView{}}
+	for i := range jobs {
+		sj := &jobs[i]
+		if id := sj.Array.JobID; id != "" {
+			a := v.arrays[id]
+			if a == nil {
+				a = &arrayView{}
+				v.arrays[id] = a
+			}
+			if sj.State != "PENDING" {
+				a.running++
+			}
+		}
+		if id := sj.Het.LeaderID; id != "" {
+			h := v.hets[id]
+			if h == nil {
+				h = &hetView{}
+				v.hets[id] = h
+			}
+			h.comps = append(h.comps, sj)
+			h.gpus += max(sj.GPUs.Total, 0)
+		}
+	}
+	return v
+}
+
+// gpus returns the GPUs of the unit sj stands for: all components of a
+// heterogeneous job at its leader, the job's own request otherwise.
+func (v queueView) gpus(sj *slurmclient.Job) int {
+	if sj.Shape() == slurmclient.ShapeHetLeader {
+		if h := v.hets[sj.ID]; h != nil {
+			return h.gpus
+		}
+	}
+	return sj.GPUs.Total
+}
+
+// manageable reports whether a pending record of its shape may be ranked,
+// and why not: array tasks and heterogeneous components are ranked through
+// their remainder and leader; an array at its throttle waits for a task to
+// end; a heterogeneous job needs every component pending, not held and
+// listed.
+func (v queueView) manageable(sj *slurmclient.Job) (bool, string) {
+	switch sj.Shape() {
+	case slurmclient.ShapeArrayTask:
+		return false, "array task (the array is ranked through its pending remainder)"
+	case slurmclient.ShapeHetComponent:
+		return false, "heterogeneous job component (the job is ranked through its leader)"
+	case slurmclient.ShapeArrayRemainder:
+		if a := v.arrays[sj.Array.JobID]; a != nil && sj.Array.Throttle > 0 && a.running >= sj.Array.Throttle {
+			return false, fmt.Sprintf("array at its task limit (%d running)", a.running)
+		}
+	case slurmclient.ShapeHetLeader:
+		h := v.hets[sj.ID]
+		if h == nil || len(h.comps) != len(sj.Het.Components) {
+			return false, "heterogeneous job with components missing from the queue"
+		}
+		for _, c := range h.comps {
+			switch {
+			case !slices.Contains(sj.Het.Components, c.ID):
+				return false, "heterogeneous job with components missing from the queue"
+			case c.State != "PENDING":
+				return false, "heterogeneous job with a component not pending"
+			case c.Held:
+				return false, "held"
+			}
+		}
+	}
+	return true, ""
+}
+
+// nodeListBar says why a record of this shape never gets a node list or
+// GPU count, "" when it may.
+func nodeListBar(sj *slurmclient.Job) string {
+	switch sj.Shape() {
+	case slurmclient.ShapeArrayRemainder, slurmclient.ShapeArrayTask:
+		return "array: a node list would pin every task"
+	case slurmclient.ShapeHetLeader, slurmclient.ShapeHetComponent:
+		return "heterogeneous job: a node list would apply to every component"
+	}
+	return ""
+}

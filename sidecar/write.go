@@ -1,0 +1,209 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// writeFailure is the last failed write of one kind to one job.
+type writeFailure struct {
+	// logged lists the reasons already logged for this job.
+	logged []string
+	// n counts the failures in a row; next is the earliest time of the
+	// next try, Unix seconds.
+	n    int
+	next float64
+}
+
+// maxWriteBackoff bounds the wait before a failed write to one job is
+// tried again: after the n-th failure in a row the next try waits
+// interval·2^(n−1), at most this long.
+const maxWriteBackoff = 15 * time.Minute
+
+// maxNodeListTries is how many node lists are tried for one job before
+// asrpt stops writing node lists to it (a refusal as invalid stops at once).
+const maxNodeListTries = 3
+
+// apply writes the changed values, head of the queue first, within the
+// write limit; a value whose last write to the job failed waits for its
+// backoff. It returns an error only when writing cannot go on (the token
+// or the privileges are refused, the context ended).
+func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry bool, rep *CycleReport) error {
+	budget := s.cfg.WriteLimit
+	failedInRow := 0
+	for i, e := range ranked {
+		if e.sj == nil {
+			continue
+		}
+		nodes, gpn, _ := s.nodeUpdate(e)
+		if nodes != nil && (!slices.Equal(nodes, e.nodes) || gpn != e.gpn) && s.due(e, "nodes", rep) {
+			if budget == 0 {
+				rep.Deferred++
+				continue
+			}
+			u := slurmclient.JobUpdate{RequiredNodes: nodes}
+			if gpn > 0 {
+				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
+			}
+			budget--
+			stop, reason, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow)
+			if stop {
+				return err
+			}
+			switch reason {
+			case "", "invalid", "ignored_field", "not_applied", "applied_despite_error":
+			default:
+				// The job may be gone or started: no priority write to it
+				// until the next read says it is still pending.
+				continue
+			}
+		}
+		if want[i] != e.prio && s.due(e, "priority", rep) {
+			if budget == 0 {
+				rep.Deferred++
+				continue
+			}
+			p := want[i]
+			budget--
+			if stop, _, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
+				return err
+			}
+		}
+	}
+	s.m.deferred.Add(float64(rep.Deferred))
+	hi := 0
+	for _, e := range ranked {
+		if s.high(e) {
+			hi++
+		}
+	}
+	s.m.released.Set(float64(hi))
+	return nil
+}
+
+// due reports whether a write of kind to e may be sent now: not while the
+// backoff after its last failure runs.
+func (s *Sidecar) due(e *entry, kind string, rep *CycleReport) bool {
+	f := e.fails[kind]
+	if f == nil || s.clock >= f.next {
+		return true
+	}
+	rep.Backoff++
+	return false
+}
+
+// maxFailuresInRow stops a cycle's writes after this many consecutive
+// failures of unknown cause (a failing slurmctld).
+const maxFailuresInRow = 3
+
+// write sends one update and records its effect; stop is true when no
+// further write should be tried this cycle; reason is the failure's
+// Reason, "" on success. The client re-reads the job before and after the
+// update and refuses a job that is no longer pending, so nothing is sent
+// to a job Slurm has started since this cycle's read; a value Slurm
+// applied although it answered an error counts as written.
+func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
+	rep.Writes[kind]++
+	if dry {
+		return false, "", nil
+	}
+	s.m.requests.WithLabelValues(kind).Inc()
+	if e.fails[kind] != nil {
+		s.m.retries.WithLabelValues(kind).Inc()
+	}
+	err = s.slurm.UpdateJob(ctx, e.id, u)
+	if err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) {
+		*inRow = 0
+		s.m.writes.WithLabelValues(kind).Inc()
+		if err != nil {
+			s.m.appliedDespite.WithLabelValues(kind).Inc()
+			s.log.Debug().Err(err).Str("job", e.id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
+		}
+		delete(e.fails, kind)
+		s.dirty = true
+		if u.Priority != nil {
+			e.prio = *u.Priority
+		}
+		if u.RequiredNodes != nil {
+			e.nodes = slices.Clone(u.RequiredNodes)
+			e.gpn = 0
+			if u.GPUsPerNode != nil {
+				e.gpn = *u.GPUsPerNode
+			}
+		}
+		return false, "", nil
+	}
+	rep.Writes[kind]--
+	reason = Reason(err)
+	rep.Failed[reason]++
+	s.m.failures.WithLabelValues(kind, reason).Inc()
+	switch reason {
+	case "auth", "permission", "canceled", "timeout":
+		// Not this job's fault: every write would fail alike.
+		s.incident("write:"+reason, err)
+		return true, reason, err
+	case "job_gone":
+		// Cancelled between read and write: the next cycle's read drops it.
+		return false, reason, nil
+	}
+	s.failed(e, kind, reason, err)
+	switch reason {
+	case "not_pending", "held":
+		// Started or held between read and write: the next read shows it.
+		return false, reason, nil
+	case "invalid", "ignored_field", "not_applied":
+		return false, reason, nil
+	}
+	*inRow++
+	if *inRow >= maxFailuresInRow {
+		return true, reason, fmt.Errorf("%d writes failed in a row: %w", *inRow, err)
+	}
+	return false, reason, nil
+}
+
+// failed records a failed write of kind to e: the next try waits for a
+// backoff that doubles with each failure in a row; a node list that Slurm
+// refused as invalid, or that failed maxNodeListTries times, is not tried
+// again for this job. Each job's failure is logged once per reason.
+func (s *Sidecar) failed(e *entry, kind, reason string, err error) {
+	if e.fails == nil {
+		e.fails = map[string]*writeFailure{}
+	}
+	f := e.fails[kind]
+	if f == nil {
+		f = &writeFailure{}
+		e.fails[kind] = f
+	}
+	f.n++
+	wait := math.Min(s.cfg.Interval.Seconds()*math.Exp2(float64(f.n-1)), maxWriteBackoff.Seconds())
+	f.next = s.clock + wait
+	s.dirty = true
+	giveUp := kind == "nodes" && (reason == "invalid" || reason == "ignored_field" || f.n >= maxNodeListTries)
+	if giveUp {
+		e.noNodes = true
+	}
+	if reason == "not_applied" {
+		// Slurm answered success but the job differs: assume nothing asrpt
+		// can rely on.
+		if kind == "priority" {
+			e.prio = 0
+		} else {
+			e.nodes = nil
+		}
+	}
+	if !slices.Contains(f.logged, reason) {
+		f.logged = append(f.logged, reason)
+		ev := s.log.Warn().Err(err).Str("job", e.id).Str("kind", kind).Str("reason", reason)
+		if giveUp {
+			ev.Msg("write failed; no further node list for this job")
+		} else {
+			ev.Dur("retry_in", time.Duration(wait*float64(time.Second))).Msg("write failed; retrying after a backoff")
+		}
+	}
+}
