@@ -155,7 +155,7 @@ type JobUpdate struct {
 	// [1, 4294967293]. Use Hold to hold.
 	Priority *uint32
 	// RequiredNodes sets the nodes the job must run on (ReqNodeList); an
-	// empty non-nil slice is refused (clearing is not supported).
+	// empty non-nil slice clears them.
 	RequiredNodes []string
 	// GPUsPerNode sets the per-node GPU count (1–1024), typed with GPUType
 	// when that is non-empty.
@@ -170,4 +170,12 @@ type JobUpdate struct {
 	// first and makes Slurm recompute the priority, so set Priority in the
 	// same update to keep one; a hold is sent last.
 	Hold *bool
+	// Guard holds the job while RequiredNodes and GPUsPerNode are written
+	// and releases it with Priority afterwards, so that Slurm cannot start
+	// the job between the check that it is pending and the write: Slurm
+	// applies a node list that reaches a running job as a resize (RESIZING
+	// in accounting). It needs Priority (the release makes Slurm compute
+	// the priority again) and no Hold; a job already held is updated
+	// without the guard, and stays held.
+	Guard bool
 }

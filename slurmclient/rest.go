@@ -158,8 +158,8 @@ func validate(id string, u JobUpdate) error {
 		return bad("priority", "%d outside [1, 4294967293]", *u.Priority)
 	}
 	if u.RequiredNodes != nil {
-		if len(u.RequiredNodes) == 0 || len(u.RequiredNodes) > 4096 {
-			return bad("required nodes", "need 1 to 4096 names, got %d", len(u.RequiredNodes))
+		if len(u.RequiredNodes) > 4096 {
+			return bad("required nodes", "need at most 4096 names, got %d", len(u.RequiredNodes))
 		}
 		for _, n := range u.RequiredNodes {
 			if !nameRE.MatchString(n) {
@@ -186,6 +186,9 @@ func validate(id string, u JobUpdate) error {
 	}
 	if u.Nice != nil && (*u.Nice < -2147483645 || *u.Nice > 2147483645) {
 		return bad("nice", "%d outside [-2147483645, 2147483645]", *u.Nice)
+	}
+	if u.Guard && (u.Priority == nil || u.Hold != nil) {
+		return bad("guard", "needs the priority to set on release, and no hold")
 	}
 	if u.Nice != nil && u.Priority != nil {
 		// slurmctld resets nice to 0 when it sets an explicit priority.
@@ -253,12 +256,15 @@ type encoder interface {
 	remainder(j Job) string
 }
 
-// update runs plan(u) against one job: one POST per field, the job re-read
-// after each (also after a refusal, to detect a change that was dropped).
-func update(ctx context.Context, r *rest, a interface {
+// jobAdapter is what update needs of a version's adapter.
+type jobAdapter interface {
 	encoder
 	Job(context.Context, string) (Job, error)
-}, jobPath, id string, u JobUpdate) error {
+}
+
+// update runs plan(u) against one job: one POST per field, the job re-read
+// after each (also after a refusal, to detect a change that was dropped).
+func update(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u JobUpdate) error {
 	if err := validate(id, u); err != nil {
 		return err
 	}
@@ -268,6 +274,9 @@ func update(ctx context.Context, r *rest, a interface {
 	}
 	if err := Writable(before, u); err != nil {
 		return err
+	}
+	if u.Guard && !before.Held && (len(u.RequiredNodes) > 0 || u.GPUsPerNode != nil) {
+		return guarded(ctx, r, a, jobPath, id, u)
 	}
 	target := id
 	if before.Shape() == ShapeArrayRemainder {
@@ -317,6 +326,44 @@ func update(ctx context.Context, r *rest, a interface {
 	return nil
 }
 
+// releaseTimeout bounds the release of a guarded update.
+const releaseTimeout = 30 * time.Second
+
+// guarded runs u as hold, then the fields, then release with the priority
+// (see JobUpdate.Guard). Once the hold is in effect the release is sent
+// whatever happens to the fields between, so the job is not left held.
+func guarded(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u JobUpdate) error {
+	hold, release := true, false
+	applied := func(err error) bool { return err == nil || errors.Is(err, ErrAppliedDespiteError) }
+	// The release goes out even when ctx ended meanwhile (a shutdown in
+	// the middle of a cycle): a job asrpt held must not stay held.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if herr := update(ctx, r, a, jobPath, id, JobUpdate{Hold: &hold}); !applied(herr) {
+		// The hold may have taken effect although its answer or the
+		// re-read was lost.
+		if j, err := a.Job(rctx, id); err == nil && j.Held && j.State == "PENDING" {
+			if rerr := update(rctx, r, a, jobPath, id, JobUpdate{Hold: &release, Priority: u.Priority}); !applied(rerr) {
+				return fmt.Errorf("job %s: guard: release failed, the job is left held (%v): %w", id, herr, rerr)
+			}
+		}
+		return fmt.Errorf("guard: %w", herr)
+	}
+	inner := u
+	inner.Guard, inner.Priority = false, nil
+	ferr := update(ctx, r, a, jobPath, id, inner)
+	rerr := update(rctx, r, a, jobPath, id, JobUpdate{Hold: &release, Priority: u.Priority})
+	switch {
+	case !applied(rerr) && ferr != nil:
+		return fmt.Errorf("job %s: guard: release failed, the job is left held (%v): %w", id, ferr, rerr)
+	case !applied(rerr):
+		return fmt.Errorf("job %s: guard: release failed, the job is left held: %w", id, rerr)
+	case ferr != nil:
+		return ferr
+	}
+	return rerr
+}
+
 // Writable is the check UpdateJob makes on the job's own record, re-read
 // just before it sends anything: it refuses an update of a job that is not
 // pending (a node list sent to a running job resizes it on 22.05) and the
@@ -328,7 +375,7 @@ func Writable(j Job, u JobUpdate) error {
 	if j.State != "PENDING" {
 		return fmt.Errorf("job %s: %w: it is %s", j.ID, ErrNotPending, j.State)
 	}
-	placing := u.RequiredNodes != nil || u.GPUsPerNode != nil
+	placing := len(u.RequiredNodes) > 0 || u.GPUsPerNode != nil
 	switch sh := j.Shape(); {
 	case sh == ShapeArrayRemainder && placing, sh == ShapeArrayTask && placing:
 		return fmt.Errorf("job %s: %w: part of array %s: a node list or GPU count would apply to every task",

@@ -1,6 +1,7 @@
 package slurmclient
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,6 +178,104 @@ func TestUpdateOrderAndBodies(t *testing.T) {
 	}
 }
 
+// TestUpdateClearsNodeList: an empty node list clears ReqNodeList with the
+// body each release was seen to take ({"nodelist":""} on 22.05, one empty
+// name from 24.11 on: an empty array is ignored there).
+func TestUpdateClearsNodeList(t *testing.T) {
+	want := map[string]string{"v0.0.38": `{"nodelist":""}`, "v0.0.42": `{"required_nodes":[""]}`, "v0.0.44": `{"required_nodes":[""]}`}
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			f, s, c, id := simClient(t, r.rel, r.api)
+			s.job["required_nodes"] = "node2"
+			if err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{}}); err != nil {
+				t.Fatal(err)
+			}
+			var posts []string
+			for i, l := range f.log {
+				if strings.HasPrefix(l, "POST") {
+					posts = append(posts, f.bodies[i])
+				}
+			}
+			if len(posts) != 1 || posts[0] != want[r.api] {
+				t.Errorf("POST bodies %v, want %s", posts, want[r.api])
+			}
+			if j, _ := c.Job(ctxT(t), id); len(j.RequiredNodes) != 0 {
+				t.Errorf("required nodes %v after clearing", j.RequiredNodes)
+			}
+		})
+	}
+}
+
+// TestUpdateGuarded: a guarded node list is written while the job is held,
+// and the job is released with its priority, also when the node list is
+// refused.
+func TestUpdateGuarded(t *testing.T) {
+	want := map[string][]string{
+		"v0.0.38": {`{"hold":true}`, `{"nodelist":"node3"}`, `{"hold":false}`, `{"priority":1234}`},
+		"v0.0.42": {`{"hold":true}`, `{"required_nodes":["node3"]}`, `{"hold":false}`, `{"priority":{"number":1234,"set":true}}`},
+	}
+	want["v0.0.44"] = want["v0.0.42"]
+	for _, r := range releases {
+		for _, refuse := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/refused=%v", r.rel, refuse), func(t *testing.T) {
+				f, s, c, id := simClient(t, r.rel, r.api)
+				if refuse {
+					s.resp = func(b map[string]any) (int, string) {
+						if _, ok := b["nodelist"]; ok {
+							return 500, `{"errors":[{"error_number":2018,"error":"Invalid node name specified"}]}`
+						}
+						if _, ok := b["required_nodes"]; ok {
+							return 500, `{"errors":[{"error_number":2018,"error":"Invalid node name specified"}]}`
+						}
+						return 0, ""
+					}
+				}
+				err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, Priority: ptr(uint32(1234)), Guard: true})
+				if refuse != (err != nil) || refuse && !errors.Is(err, ErrInvalid) {
+					t.Errorf("error %v (refused %v)", err, refuse)
+				}
+				var posts []string
+				for i, l := range f.log {
+					if strings.HasPrefix(l, "POST") {
+						posts = append(posts, f.bodies[i])
+					}
+				}
+				if !refuse && strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
+					t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
+				}
+				j, _ := c.Job(ctxT(t), id)
+				if j.Held || j.Priority != 1234 || refuse == (len(j.RequiredNodes) == 1) {
+					t.Errorf("job after the guarded update: held %v priority %d nodes %v", j.Held, j.Priority, j.RequiredNodes)
+				}
+			})
+		}
+	}
+	if err := validate("1", JobUpdate{RequiredNodes: []string{"n1"}, Guard: true}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("guard without a priority: %v", err)
+	}
+}
+
+// TestUpdateGuardedReleasesAfterCancel: a guarded update whose context
+// ends once the job is held still releases it.
+func TestUpdateGuardedReleasesAfterCancel(t *testing.T) {
+	_, s, c, id := simClient(t, "24.11", "v0.0.42")
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	s.resp = func(b map[string]any) (int, string) {
+		if h, ok := b["hold"].(bool); ok && h {
+			cancel()
+		}
+		return 0, ""
+	}
+	err := c.UpdateJob(ctx, id, JobUpdate{RequiredNodes: []string{"node3"}, Priority: ptr(uint32(77)), Guard: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want the cancellation", err)
+	}
+	if j, _ := c.Job(ctxT(t), id); j.Held || j.Priority != 77 {
+		t.Errorf("after a cancelled guarded update: held %v, priority %d", j.Held, j.Priority)
+	}
+}
+
 func TestUpdateFailures(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -187,7 +286,6 @@ func TestUpdateFailures(t *testing.T) {
 	}{
 		{name: "zero priority refused before sending", u: JobUpdate{Priority: ptr(uint32(0))}, want: ErrInvalid},
 		{name: "bad node name", u: JobUpdate{RequiredNodes: []string{"node 1"}}, want: ErrInvalid},
-		{name: "empty node list", u: JobUpdate{RequiredNodes: []string{}}, want: ErrInvalid},
 		{name: "GPU count 0", u: JobUpdate{GPUsPerNode: ptr(0)}, want: ErrInvalid},
 		{name: "GPU type with colon", u: JobUpdate{GPUsPerNode: ptr(1), GPUType: "a:b"}, want: ErrInvalid},
 		{name: "comment with newline", u: JobUpdate{Comment: ptr("a\nb")}, want: ErrInvalid},

@@ -195,6 +195,7 @@ func (c *v0038) remainder(j Job) string { return j.Array.JobID + "_[" + j.Array.
 func (c *v0038) priority(p uint32) map[string]any { return map[string]any{"priority": p} }
 func (c *v0038) hold(h bool) map[string]any       { return map[string]any{"hold": h} }
 func (c *v0038) requiredNodes(names []string) map[string]any {
+	// An empty string clears ReqNodeList.
 	return map[string]any{"nodelist": strings.Join(names, ",")}
 }
 func (c *v0038) gpusPerNode(n int, typ string) map[string]any {

@@ -171,6 +171,10 @@ func (c *v0042) priority(p uint32) map[string]any {
 }
 func (c *v0042) hold(h bool) map[string]any { return map[string]any{"hold": h} }
 func (c *v0042) requiredNodes(names []string) map[string]any {
+	if len(names) == 0 {
+		// An empty list is ignored; one empty name clears ReqNodeList.
+		return map[string]any{"required_nodes": []string{""}}
+	}
 	return map[string]any{"required_nodes": names}
 }
 func (c *v0042) gpusPerNode(n int, typ string) map[string]any {
