@@ -16,9 +16,8 @@ type GivebackReport struct {
 	// Returned lists the jobs handed back (held and released, so that the
 	// priority plugin recomputes their priority).
 	Returned []string
-	// NodesKept lists the returned jobs that keep a node list asrpt set:
-	// the REST client cannot clear ReqNodeList yet (scontrol update
-	// jobid=N reqnodelist= does).
+	// NodesKept lists the jobs that keep a node list asrpt set because
+	// clearing it failed.
 	NodesKept []string
 	// Skipped counts managed jobs left alone: no longer pending, held, or
 	// whose priority someone else changed.
@@ -28,20 +27,29 @@ type GivebackReport struct {
 	Failed map[string]error
 }
 
-// managed is what asrpt wrote to one job.
+// managed is what asrpt wrote to one job: the priority and node list it
+// believes in effect; clearNodes when asrpt sent the job a node list and
+// the job had none of its own, so that any node list it has now is
+// asrpt's (also one whose write was reported failed but took effect).
 type managed struct {
-	prio  uint32
-	nodes []string
+	prio       uint32
+	nodes      []string
+	clearNodes bool
 }
 
 // releaseAttempts is how many times a release is tried after a hold.
 const releaseAttempts = 3
 
 // handBack gives back every job in jobs that is in want and still pending,
-// not held, and carries the priority asrpt wrote (0: any).
+// not held, and carries the priority asrpt wrote (0: any): the node list
+// asrpt wrote, when the job still has it, is cleared, then the job is held
+// and released. An array is handed back through its remainder and a
+// heterogeneous job through its leader (the REST client addresses them so);
+// a value Slurm applied although it answered an error counts as done.
 func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[string]managed, log zerolog.Logger) GivebackReport {
 	rep := GivebackReport{Failed: map[string]error{}}
 	hold, release := true, false
+	done := func(err error) bool { return err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) }
 	for i := range jobs {
 		sj := &jobs[i]
 		m, ok := want[sj.ID]
@@ -52,7 +60,13 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 			rep.Skipped++
 			continue
 		}
-		if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &hold}); err != nil {
+		if len(sj.RequiredNodes) > 0 && (m.clearNodes || slices.Equal(sj.RequiredNodes, m.nodes)) {
+			if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{RequiredNodes: []string{}}); !done(err) {
+				log.Warn().Err(err).Str("job", sj.ID).Msg("giveback could not clear the node list asrpt wrote")
+				rep.NodesKept = append(rep.NodesKept, sj.ID)
+			}
+		}
+		if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &hold}); !done(err) {
 			if errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending) {
 				rep.Skipped++
 				continue
@@ -62,29 +76,17 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 		}
 		var err error
 		for range releaseAttempts {
-			if err = c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &release}); err == nil ||
+			if err = c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &release}); done(err) ||
 				errors.Is(err, slurmclient.ErrJobGone) || ctx.Err() != nil {
 				break
 			}
 		}
-		if err != nil && !errors.Is(err, slurmclient.ErrJobGone) {
+		if !done(err) && !errors.Is(err, slurmclient.ErrJobGone) {
 			rep.Failed[sj.ID] = fmt.Errorf("release after hold (the job is left held; scontrol release %s): %w", sj.ID, err)
 			log.Error().Err(err).Str("job", sj.ID).Msg("job held by the giveback could not be released")
 			continue
 		}
 		rep.Returned = append(rep.Returned, sj.ID)
-		if len(m.nodes) == 0 {
-			continue
-		}
-		// A node list written to a heterogeneous job's leader reached every
-		// component.
-		for k := range jobs {
-			c := &jobs[k]
-			if (c.ID == sj.ID || sj.Het.LeaderID != "" && c.Het.LeaderID == sj.Het.LeaderID) &&
-				slices.Equal(c.RequiredNodes, m.nodes) {
-				rep.NodesKept = append(rep.NodesKept, c.ID)
-			}
-		}
 	}
 	return rep
 }
@@ -100,8 +102,8 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	}
 	want := map[string]managed{}
 	for id, e := range s.entries {
-		if (e.prio != 0 || len(e.nodes) > 0) && !e.handsOff {
-			want[id] = managed{prio: e.prio, nodes: e.nodes}
+		if (e.prio != 0 || len(e.nodes) > 0 || e.wroteNodes) && !e.handsOff {
+			want[id] = managed{prio: e.prio, nodes: e.nodes, clearNodes: e.wroteNodes && !e.ownNodes}
 		}
 	}
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
@@ -151,8 +153,8 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	want := map[string]managed{}
 	if st != nil {
 		for _, j := range st.Jobs {
-			if (j.Priority != 0 || len(j.Nodes) > 0) && !j.HandsOff {
-				want[j.Job.ID] = managed{prio: j.Priority, nodes: j.Nodes}
+			if (j.Priority != 0 || len(j.Nodes) > 0 || j.WroteNodes) && !j.HandsOff {
+				want[j.Job.ID] = managed{prio: j.Priority, nodes: j.Nodes, clearNodes: j.WroteNodes && !j.OwnNodes}
 			}
 		}
 	}

@@ -274,3 +274,21 @@ func TestGivebackArrayAndHet(t *testing.T) {
 		}
 	}
 }
+
+// TestGivebackClearsNodeList: giveback clears the node list asrpt wrote to
+// a job still pending, and leaves one the job has from elsewhere.
+func TestGivebackClearsNodeList(t *testing.T) {
+	h := newHarness(t, 2, 4, false, nil)
+	h.fake.Submit(pend("1", "short", 4, t0))
+	h.cycle(t0)
+	if j, _ := h.fake.Job("1"); len(j.RequiredNodes) != 1 {
+		t.Fatalf("node list %v after dispatch, want one node", j.RequiredNodes)
+	}
+	rep, err := h.s.Giveback(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := h.fake.Job("1"); len(j.RequiredNodes) != 0 || len(rep.NodesKept) != 0 || !slices.Equal(rep.Returned, []string{"1"}) {
+		t.Errorf("after giveback: node list %v, report %+v", j.RequiredNodes, rep)
+	}
+}

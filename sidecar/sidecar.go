@@ -68,11 +68,15 @@ type entry struct {
 	placed   bool
 
 	// What asrpt wrote to Slurm and still believes in effect.
-	prio     uint32
-	nodes    []string
-	gpn      int
-	noNodes  bool // Slurm refused a node list for this job; not retried
-	handsOff bool // an admin changed the priority asrpt wrote
+	prio    uint32
+	nodes   []string
+	gpn     int
+	noNodes bool // Slurm refused a node list for this job; not retried
+	// ownNodes: the job named its nodes when asrpt first saw it; wroteNodes:
+	// asrpt has sent it a node list. Giveback clears the node list of a job
+	// with wroteNodes and not ownNodes.
+	ownNodes, wroteNodes bool
+	handsOff             bool // an admin changed the priority asrpt wrote
 	// fails holds, by write kind (priority, nodes), the failure of the
 	// last write of that kind, until one succeeds.
 	fails map[string]*writeFailure
@@ -502,7 +506,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 		if e == nil {
 			if ok, why := s.eligible(sj, nil); ok {
-				e = &entry{id: sj.ID, sj: sj}
+				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0}
 				s.entries[sj.ID] = e
 				arrivals = append(arrivals, e)
 			} else if why == "out of scope" {

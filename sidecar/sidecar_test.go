@@ -380,8 +380,8 @@ func TestRunOnce(t *testing.T) {
 					t.Errorf("nodes %v priority %d; want 2 nodes in the high band", j.RequiredNodes, j.Priority)
 				}
 				ws := h.fake.Writes()
-				if len(ws) != 2 || ws[0].Update.RequiredNodes == nil {
-					t.Errorf("writes %v, want nodes then priority", ws)
+				if len(ws) != 1 || ws[0].Update.RequiredNodes == nil || ws[0].Update.Priority == nil || !ws[0].Update.Guard {
+					t.Errorf("writes %v, want one guarded update of nodes and priority", ws)
 				}
 				// Slurm starts it; nothing more is written.
 				_ = h.fake.Start("1", j.RequiredNodes, 4)
@@ -794,8 +794,8 @@ func TestNoNodeListToStartedJob(t *testing.T) {
 	if n := writesTo(h.fake.Writes(), "1"); n != 0 {
 		t.Errorf("%d writes to the job Slurm started: %v", n, h.fake.Writes())
 	}
-	if n := writesTo(h.fake.Writes(), "2"); n != 2 {
-		t.Errorf("%d writes to the pending job, want nodes and priority: %v", n, h.fake.Writes())
+	if ws := h.fake.Writes(); writesTo(ws, "2") != 1 || ws[0].Update.RequiredNodes == nil || ws[0].Update.Priority == nil {
+		t.Errorf("writes %v to the pending job, want one of nodes and priority", ws)
 	}
 	if rep.Failed["not_pending"] != 1 || testutil.ToFloat64(s.m.failures.WithLabelValues("nodes", "not_pending")) != 1 {
 		t.Errorf("failures %v", rep.Failed)

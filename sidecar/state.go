@@ -63,6 +63,8 @@ type savedJob struct {
 	Nodes       []string `json:"nodes,omitempty"`
 	GPUsPerNode int      `json:"gpus_per_node,omitempty"`
 	NoNodes     bool     `json:"no_nodes,omitempty"`
+	OwnNodes    bool     `json:"own_nodes,omitempty"`
+	WroteNodes  bool     `json:"wrote_nodes,omitempty"`
 	HandsOff    bool     `json:"hands_off,omitempty"`
 }
 
@@ -153,7 +155,8 @@ func (s *Sidecar) snapshot() *savedState {
 	for _, e := range s.entries {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
-			Priority: e.prio, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff}
+			Priority: e.prio, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
+			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
 			sj.Released = !math.IsNaN(e.task.Released)
@@ -200,7 +203,7 @@ func (s *Sidecar) restore(st *savedState) error {
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
-			noNodes: sj.NoNodes, handsOff: sj.HandsOff}
+			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes}
 		if len(sj.Place) > 0 {
 			e.placed = true
 			for _, sl := range sj.Place {

@@ -47,7 +47,11 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 				rep.Deferred++
 				continue
 			}
-			u := slurmclient.JobUpdate{RequiredNodes: nodes}
+			// Held while the node list is written, released with its
+			// priority: Slurm cannot start it in between (a node list that
+			// reaches a running job resizes it).
+			p := want[i]
+			u := slurmclient.JobUpdate{RequiredNodes: nodes, Priority: &p, Guard: true}
 			if gpn > 0 {
 				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
 			}
@@ -114,6 +118,9 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 		return false, "", nil
 	}
 	s.m.requests.WithLabelValues(kind).Inc()
+	if len(u.RequiredNodes) > 0 && !e.wroteNodes {
+		e.wroteNodes, s.dirty = true, true
+	}
 	if e.fails[kind] != nil {
 		s.m.retries.WithLabelValues(kind).Inc()
 	}

@@ -33,7 +33,7 @@ func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rep, err := sidecar.GivebackFile(ctx, client, cfg.StateFile, cfg.Scope, *inBand, log)
 	fmt.Fprintf(stdout, "handed back %d jobs, skipped %d, failed %d\n", len(rep.Returned), rep.Skipped, len(rep.Failed))
 	if len(rep.NodesKept) > 0 {
-		fmt.Fprintf(stdout, "jobs keeping the node list asrpt set (clear with scontrol update jobid=N reqnodelist=): %s\n",
+		fmt.Fprintf(stdout, "jobs keeping the node list asrpt set (clearing it failed; scontrol update jobid=N reqnodelist= clears one): %s\n",
 			strings.Join(rep.NodesKept, ","))
 	}
 	return err

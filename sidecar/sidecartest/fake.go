@@ -355,9 +355,6 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 		return fmt.Errorf("fake: update: %w", err)
 	}
 	if u.RequiredNodes != nil {
-		if len(u.RequiredNodes) == 0 {
-			return fmt.Errorf("fake: update %s: %w: empty node list", id, slurmclient.ErrInvalid)
-		}
 		for _, n := range u.RequiredNodes {
 			if f.node(n) < 0 {
 				return fmt.Errorf("fake: update %s: %w: node %s", id, slurmclient.ErrInvalid, n)
