@@ -73,12 +73,13 @@ quiet() {
 	fail "jobs of alice/bob still in the queue after scancel"
 }
 
-# submit TAG: submits workload.tsv at its offsets; job ids to $OUT/TAG.ids.
+# submit TAG: submits workload.tsv at its offsets; job ids to $OUT/TAG.ids,
+# the number of jobs (an array counts its tasks) to $OUT/TAG.count.
 submit() {
-	local tag=$1 start now due opts id
+	local tag=$1 start now due opts id count=0
 	: >"$OUT/$tag.ids"
 	start=$(date +%s.%N)
-	while IFS=$'\t' read -r offset user name gpus dur; do
+	while IFS=$'\t' read -r offset user name gpus dur array; do
 		[[ $offset == \#* || -z $offset ]] && continue
 		due=$(awk -v s="$start" -v o="$offset" 'BEGIN{printf "%.3f", s+o}')
 		now=$(date +%s.%N)
@@ -88,10 +89,17 @@ submit() {
 		else
 			opts=(-N 1 "--gres=gpu:$gpus")
 		fi
+		if [[ -n ${array:-} ]]; then
+			opts+=("--array=1-$array")
+			count=$((count + ${array%%\%*}))
+		else
+			count=$((count + 1))
+		fi
 		id=$("${LABSH[@]}" as "$LAB" "$user" sbatch --parsable -D /tmp -o /dev/null -t 5 -J "$name" \
 			"${opts[@]}" --wrap "sleep $dur") || fail "sbatch ($user $name)"
 		echo "${id%%;*}" >>"$OUT/$tag.ids"
 	done <"$WL"
+	echo "$count" >"$OUT/$tag.count"
 }
 
 # wait_done TAG: waits until accounting shows every job of the run ended.
@@ -104,7 +112,7 @@ wait_done() {
 		states=$(ex sacct -X -n -P -j "$ids" -o JobID,State 2>/dev/null) || states=
 		left=$(grep -cE '\|(PENDING|RUNNING|REQUEUED|SUSPENDED|CONFIGURING|COMPLETING)' <<<"$states" || true)
 		if [[ -n $states ]] && ((left == 0)) &&
-			(($(cut -d'|' -f1 <<<"$states" | sort -u | wc -l) == $(wc -l <"$OUT/$tag.ids"))); then
+			(($(cut -d'|' -f1 <<<"$states" | sort -u | wc -l) == $(cat "$OUT/$tag.count"))); then
 			return 0
 		fi
 		if [[ -n $SIDECAR_PID ]] && ! kill -0 "$SIDECAR_PID" 2>/dev/null; then
@@ -124,7 +132,7 @@ measure() {
 	# A job Slurm resized has several records (RESIZING, then the final
 	# one, whose Submit is the resize time): a job's submit and start are
 	# its first record's, its end and state its last record's.
-	awk -F'|' -v tag="$tag" -v want="$(wc -l <"$OUT/$tag.ids")" '
+	awk -F'|' -v tag="$tag" -v want="$(cat "$OUT/$tag.count")" '
 		$5 !~ /^[0-9]+$/ || $6 !~ /^[0-9]+$/ || $7 !~ /^[0-9]+$/ { print "bad times: " $0 > "/dev/stderr"; bad = 1; exit 2 }
 		{ id = $1
 		  if (!(id in sb) || $5 < sb[id]) sb[id] = $5
@@ -194,11 +202,14 @@ wait "$SIDECAR_PID" || rc=$?
 SIDECAR_PID=
 ((rc == 0)) || fail "the sidecar exited with status $rc (log: $OUT/sidecar.log)"
 measure asrpt | tee -a "$OUT/summary.tsv"
-say "sidecar metrics: $(grep -E '^asrpt_(cycles_total|writes_total|write_failures_total|read_errors_total)' "$OUT/metrics.txt" | tr '\n' ' ')"
+say "sidecar metrics: $(grep -E '^asrpt_(cycles_total|writes_total|write_requests_total|write_retries_total|write_failures_total|read_errors_total)' "$OUT/metrics.txt" | tr '\n' ' ')"
 
 # --- Replay of the same workload -------------------------------------------
+# An array's tasks are jobs of their own, all submitted at once (the replay
+# knows no throttle).
 awk -F'\t' 'BEGIN { print "id,submit,user,name,gpus,run_time,time_limit" }
-	!/^#/ && NF == 5 { printf "%d,%s,%s,%s,%d,%s,300\n", ++n, $1, $2, $3, $4, $5 }' "$WL" >"$OUT/workload.csv"
+	!/^#/ && NF >= 5 { k = NF >= 6 ? $6 + 0 : 1
+	  for (i = 0; i < k; i++) printf "%d,%s,%s,%s,%d,%s,300\n", ++n, $1, $2, $3, $4, $5 }' "$WL" >"$OUT/workload.csv"
 "$ASRPT" replay --trace "$OUT/workload.csv" --nodes "$SLURMLAB_NODES" --gpus-per-node "$SLURMLAB_GPUS_PER_NODE" \
 	--policies backfill,asrpt,asrpt-oracle --predictor mean --progress never --json "$OUT/replay.json" \
 	>"$OUT/replay.txt" 2>&1 || fail "asrpt replay (see $OUT/replay.txt)"
