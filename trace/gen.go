@@ -106,8 +106,15 @@ func DefaultGenConfig() GenConfig {
 // ErrConfig is wrapped by Generate's errors about the configuration.
 var ErrConfig = errors.New("trace: bad generator config")
 
-// maxGenJobs bounds GenConfig.Jobs (the job slice is allocated up front).
-const maxGenJobs = 1 << 28
+// Bounds of GenConfig that callers check their own flags against.
+const (
+	// MaxGenJobs bounds GenConfig.Jobs: 2^28 jobs (the job slice is
+	// allocated up front).
+	MaxGenJobs = 1 << 28
+	// MaxGenLoad bounds GenConfig.Load: an offered load of 100 times the
+	// cluster.
+	MaxGenLoad = 100
+)
 
 // Validate checks the configuration; errors wrap ErrConfig.
 func (c *GenConfig) Validate() error {
@@ -116,14 +123,14 @@ func (c *GenConfig) Validate() error {
 	}
 	share := func(x float64) bool { return x >= 0 && x <= 1 }
 	switch {
-	case c.Jobs < 1 || c.Jobs > maxGenJobs:
-		return bad("jobs %d, want 1..%d", c.Jobs, maxGenJobs)
+	case c.Jobs < 1 || c.Jobs > MaxGenJobs:
+		return bad("jobs %d, want 1..%d", c.Jobs, MaxGenJobs)
 	case c.GPUsPerNode < 1 || c.GPUsPerNode > 64:
 		return bad("GPUs per node %d, want 1..64", c.GPUsPerNode)
 	case c.ClusterGPUs < 1 || c.ClusterGPUs > MaxGPUs || c.ClusterGPUs%c.GPUsPerNode != 0:
 		return bad("cluster GPUs %d, want a positive multiple of GPUs per node %d", c.ClusterGPUs, c.GPUsPerNode)
-	case !(c.Load > 0) || c.Load > 100 || !finite(c.Load):
-		return bad("load %v, want > 0 (and ≤ 100)", c.Load)
+	case !(c.Load > 0) || c.Load > MaxGenLoad || !finite(c.Load):
+		return bad("load %v, want > 0 (and ≤ %d)", c.Load, MaxGenLoad)
 	case !finite(c.Start):
 		return bad("start %v", c.Start)
 	case !share(c.ProfiledShare):

@@ -13,7 +13,8 @@ import (
 
 // HeliosEpoch is the Unix time (2020-01-01T00:00:00Z, a Wednesday) at which
 // the Helios/Philly excerpts' first job is placed: their rows carry only
-// the seconds since the previous submission.
+// the seconds since the previous submission. The sum of the intervals may
+// reach MaxSubmit (180 years past the epoch).
 const HeliosEpoch = 1577836800
 
 // Helios excerpt columns this reader interprets; others (cpu_num,
@@ -101,6 +102,9 @@ func readHelios(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, fail(hInterval, err)
 		}
 		now += interval
+		if err := checkTime("submit time HeliosEpoch + intervals", now); err != nil {
+			return nil, st, fail(hInterval, err)
+		}
 		var j job.Job
 		j.Submit = now
 		j.ID = get(hID)
@@ -127,6 +131,9 @@ func readHelios(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, fail(hNodes, err)
 		}
 		if j.RunTime, err = parseSeconds(get(hRunTime), false); err != nil {
+			return nil, st, fail(hRunTime, err)
+		}
+		if err := checkDuration("run time", j.RunTime); err != nil {
 			return nil, st, fail(hRunTime, err)
 		}
 		s := get(hStatus)

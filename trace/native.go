@@ -113,14 +113,23 @@ func (r *nativeRow) set(col int, v string) error {
 		if err == nil && j.RunTime <= 0 {
 			err = fmt.Errorf("%w: run time %s s, want > 0", ErrValue, v)
 		}
+		if err == nil {
+			err = checkDuration("run time", j.RunTime)
+		}
 	case colTimeLimit:
 		j.TimeLimit, err = parseSeconds(v, true)
+		if err == nil {
+			err = checkDuration("time limit", j.TimeLimit)
+		}
 	case colState:
 		j.State = r.in.get(strings.ToUpper(v))
 	case colProfile:
 		j.Profile = r.in.get(v)
 	case colIterations:
 		j.Iterations, err = parseSeconds(v, true) // same rules: finite, ≥ 0
+		if err == nil {
+			err = checkIterations(j.Iterations)
+		}
 	}
 	return err
 }
@@ -142,7 +151,8 @@ func (r *nativeRow) check() (int, error) {
 	return 0, nil
 }
 
-// parseSubmit reads Unix seconds (decimal, fraction allowed) or RFC 3339.
+// parseSubmit reads Unix seconds (decimal, fraction allowed) or RFC 3339,
+// in 0..MaxSubmit.
 func parseSubmit(v string) (float64, error) {
 	if v == "" {
 		return 0, errors.New("empty submit time")
@@ -151,13 +161,21 @@ func parseSubmit(v string) (float64, error) {
 		if !finite(x) {
 			return 0, fmt.Errorf("%w: submit time %q", ErrValue, v)
 		}
-		return x, nil
+		return submitIn(x)
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return 0, fmt.Errorf("submit time %q is neither Unix seconds nor RFC 3339", v)
 	}
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9, nil
+	return submitIn(float64(t.Unix()) + float64(t.Nanosecond())/1e9)
+}
+
+// submitIn returns x when it is a submit time in 0..MaxSubmit.
+func submitIn(x float64) (float64, error) {
+	if err := checkTime("submit time", x); err != nil {
+		return 0, err
+	}
+	return x, nil
 }
 
 // parseGPUs reads a GPU count, which must be in 1..MaxGPUs.

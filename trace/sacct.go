@@ -229,7 +229,7 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 	}
 	j.State = in.get(strings.ToUpper(strings.TrimRight(state, "+")))
 
-	submit, known, err := parseSacctTime(get(sSubmit), loc)
+	submit, known, err := parseSacctTime("submit time", get(sSubmit), loc)
 	if err != nil || !known {
 		if err == nil {
 			err = errors.New("submit time unknown")
@@ -237,11 +237,11 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 		return j, 0, "Submit", err
 	}
 	j.Submit = submit
-	start, startKnown, err := parseSacctTime(get(sStart), loc)
+	start, startKnown, err := parseSacctTime("start time", get(sStart), loc)
 	if err != nil {
 		return j, 0, "Start", err
 	}
-	end, endKnown, err := parseSacctTime(get(sEnd), loc)
+	end, endKnown, err := parseSacctTime("end time", get(sEnd), loc)
 	if err != nil {
 		return j, 0, "End", err
 	}
@@ -256,6 +256,9 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 		if n < 0 {
 			return j, 0, "ElapsedRaw", fmt.Errorf("%w: %d s, want ≥ 0", ErrValue, n)
 		}
+		if err := checkDuration("run time", float64(n)); err != nil {
+			return j, 0, "ElapsedRaw", err
+		}
 		j.RunTime, runKnown = float64(n), true
 	case get(sElapsed) != "":
 		s, unlimited, perr := parseSlurmDuration(get(sElapsed), false)
@@ -265,10 +268,16 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 			}
 			return j, 0, "Elapsed", perr
 		}
+		if err := checkDuration("run time", s); err != nil {
+			return j, 0, "Elapsed", err
+		}
 		j.RunTime, runKnown = s, true
 	case startKnown && endKnown:
 		if end < start {
 			return j, 0, "End", fmt.Errorf("%w: end %s before start %s", ErrValue, get(sEnd), get(sStart))
+		}
+		if err := checkDuration("run time End−Start", end-start); err != nil {
+			return j, 0, "End", err
 		}
 		j.RunTime, runKnown = end-start, true
 	}
@@ -279,10 +288,16 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 		if j.TimeLimit < 0 {
 			return j, 0, "TimelimitRaw", fmt.Errorf("%q is not a time limit in minutes", get(sTimelimitRaw))
 		}
+		if err := checkDuration("time limit", j.TimeLimit); err != nil {
+			return j, 0, "TimelimitRaw", err
+		}
 	case get(sTimelimit) != "":
 		j.TimeLimit = parseTimelimit(get(sTimelimit), false)
 		if j.TimeLimit < 0 {
 			return j, 0, "Timelimit", fmt.Errorf("%q is not a time limit ([D-]HH:MM:SS, MM:SS, minutes, UNLIMITED)", get(sTimelimit))
+		}
+		if err := checkDuration("time limit", j.TimeLimit); err != nil {
+			return j, 0, "Timelimit", err
 		}
 	}
 
@@ -322,9 +337,21 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 }
 
 // parseSacctTime reads a sacct time: YYYY-MM-DDTHH:MM:SS in loc, RFC 3339
-// with an offset, or Unix seconds (SLURM_TIME_FORMAT=%s). "Unknown", "None"
-// and "" give known = false.
-func parseSacctTime(v string, loc *time.Location) (t float64, known bool, err error) {
+// with an offset, or Unix seconds (SLURM_TIME_FORMAT=%s), in 0..MaxSubmit;
+// what names the time in errors. "Unknown", "None" and "" give known =
+// false.
+func parseSacctTime(what, v string, loc *time.Location) (t float64, known bool, err error) {
+	t, known, err = parseSacctTimeAny(v, loc)
+	if err == nil && known {
+		if err := checkTime(what, t); err != nil {
+			return 0, false, err
+		}
+	}
+	return t, known, err
+}
+
+// parseSacctTimeAny is parseSacctTime without the range check.
+func parseSacctTimeAny(v string, loc *time.Location) (t float64, known bool, err error) {
 	switch v {
 	case "", "Unknown", "None", "N/A":
 		return 0, false, nil

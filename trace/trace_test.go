@@ -104,6 +104,10 @@ func checkJobs(t *testing.T, jobs []job.Job) {
 		if j.ID == "" || j.GPUs <= 0 || !(j.RunTime > 0) || !finite(j.Submit) || j.TimeLimit < 0 {
 			t.Fatalf("job %d violates the reader contract: %+v", i, *j)
 		}
+		if !(j.Submit >= 0 && j.Submit <= MaxSubmit) || j.RunTime > MaxRunTime || j.TimeLimit > MaxRunTime ||
+			!(j.Iterations >= 0 && j.Iterations <= MaxIterations) {
+			t.Fatalf("job %d outside the readers' limits: %+v", i, *j)
+		}
 		if i > 0 && (jobs[i-1].Submit > j.Submit || jobs[i-1].Submit == j.Submit && CompareIDs(jobs[i-1].ID, j.ID) > 0) {
 			t.Fatalf("jobs %d and %d out of order: %+v, %+v", i-1, i, jobs[i-1], *j)
 		}
