@@ -16,6 +16,7 @@ package sidecar
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -329,10 +330,13 @@ func liveMixedQueue(t *testing.T, lab *slurmlab.Lab) {
 		t.Errorf("lab %s: %v requests, %v writes, %v failures", lab.Version, req, writes, fails)
 	}
 	r.probe.mu.Lock()
-	bad := slices.Clone(r.probe.badWrites)
+	bad, same := slices.Clone(r.probe.badWrites), slices.Clone(r.probe.redundant)
 	r.probe.mu.Unlock()
 	if len(bad) > 0 {
 		t.Errorf("lab %s: writes to jobs not last read as pending: %v", lab.Version, bad)
+	}
+	if len(same) > 0 {
+		t.Errorf("lab %s: writes of values the jobs already had: %v", lab.Version, same)
 	}
 	t.Logf("lab %s: %v write requests (%v writes, %v failed races), array tasks on %d nodes, %d at once at most",
 		lab.Version, req, writes, fails, len(nodes), maxOverlap(tasks))
@@ -381,4 +385,117 @@ func liveShapesGiveback(t *testing.T, lab *slurmlab.Lab) {
 	if pending < 3 {
 		t.Errorf("lab %s: %d pending records after giveback, want the array's and both het components:\n%s", lab.Version, pending, out)
 	}
+}
+
+var soak = flag.Duration("soak", 0, "run TestLiveSoak for this long on each lab in SLURMLAB_LABS (e.g. 10m)")
+
+// TestLiveSoak runs the sidecar against a mixed queue that keeps coming
+// (arrays with and without a throttle, heterogeneous jobs, jobs of the
+// second partition and of both, plain jobs, dependencies, CPU-only jobs,
+// held jobs released later) for -soak on each lab, and reports per cycle
+// the write requests against the values that changed; it fails on a
+// write of a value the job already had, a write to a job not last read
+// as pending, a RESIZING record in accounting, or an array above its
+// throttle. Run:
+//
+//	SLURMLAB_LABS=22.05 go test -tags integration -count=1 ./sidecar/ -run TestLiveSoak -soak=10m -timeout 40m -v
+func TestLiveSoak(t *testing.T) {
+	if *soak <= 0 {
+		t.Skip("-soak not given")
+	}
+	for _, v := range liveLabs() {
+		t.Run(v, func(t *testing.T) {
+			lab := slurmlab.Require(t, v)
+			t.Parallel()
+			liveSoak(t, lab, *soak)
+		})
+	}
+}
+
+func liveSoak(t *testing.T, lab *slurmlab.Lab, d time.Duration) {
+	r := startShapes(t, lab)
+	r.stop() // cycles are driven here, one a second, to see each report
+	ctx := context.Background()
+	end := time.Now().Add(d)
+	var cycles, maxReq int
+	var req, changed float64
+	var held []string
+	nextBatch := time.Now()
+	batch := 0
+	for time.Now().Before(end) {
+		if !time.Now().Before(nextBatch) {
+			batch++
+			g := lab.GPUsPerNode
+			r.sbatch("alice", 20, "--array=1-6%2", "--gres=gpu:1")
+			r.sbatch("bob", 12, "--array=1-4", "--gres=gpu:2")
+			r.sbatch("alice", 10, "--gres=gpu:1", ":", "--gres=gpu:2")
+			r.sbatch("bob", 15, "-p", lab.Partition2, fmt.Sprintf("--gres=gpu:%d", g))
+			r.sbatch("alice", 10, "-p", lab.Partition+","+lab.Partition2, "--gres=gpu:2")
+			p := r.sbatch("bob", 8, fmt.Sprintf("--gres=gpu:%d", 1+batch%g))
+			r.sbatch("alice", 5, "--gres=gpu:1", "--dependency=afterany:"+p)
+			r.sbatch("bob", 5, "-n", "1")
+			for _, h := range held {
+				r.run("scontrol", "release", h)
+			}
+			held = []string{r.sbatch("alice", 5, "--gres=gpu:1", "--hold")}
+			nextBatch = time.Now().Add(40 * time.Second)
+		}
+		before := testutil.ToFloat64(r.s.m.requests.WithLabelValues("priority")) + testutil.ToFloat64(r.s.m.requests.WithLabelValues("nodes"))
+		rep, err := r.s.RunOnce(ctx, time.Now())
+		if err != nil {
+			t.Logf("cycle: %v", err)
+		}
+		n := testutil.ToFloat64(r.s.m.requests.WithLabelValues("priority")) + testutil.ToFloat64(r.s.m.requests.WithLabelValues("nodes")) - before
+		ch := rep.Deferred + rep.Backoff
+		for _, w := range rep.Writes {
+			ch += w
+		}
+		for _, f := range rep.Failed {
+			ch += f
+		}
+		cycles++
+		req += n
+		changed += float64(ch)
+		maxReq = max(maxReq, int(n))
+		if int(n) > ch {
+			t.Errorf("lab %s: cycle %d sent %v requests for %d changed values", lab.Version, cycles, n, ch)
+		}
+		time.Sleep(liveInterval)
+	}
+	for _, h := range held {
+		r.run("scontrol", "release", h)
+	}
+	r.waitFor("the queue to drain", 5*time.Minute, func() bool {
+		if _, err := r.s.RunOnce(ctx, time.Now()); err != nil {
+			t.Logf("cycle: %v", err)
+		}
+		time.Sleep(liveInterval)
+		return len(r.squeue()) == 0
+	})
+	rows := r.accounting()
+	arrays := map[string][]acctRow{}
+	for _, row := range rows {
+		if row.state == "RESIZING" {
+			t.Errorf("lab %s: RESIZING record: %+v", lab.Version, row)
+		}
+		if a, _, ok := strings.Cut(row.id, "_"); ok {
+			arrays[a] = append(arrays[a], row)
+		}
+	}
+	for a, tasks := range arrays {
+		if len(tasks) == 6 && maxOverlap(tasks) > 2 {
+			t.Errorf("lab %s: array %s ran %d tasks at once, throttle 2", lab.Version, a, maxOverlap(tasks))
+		}
+	}
+	r.probe.mu.Lock()
+	bad, same := len(r.probe.badWrites), slices.Clone(r.probe.redundant)
+	r.probe.mu.Unlock()
+	if bad > 0 || len(same) > 0 {
+		t.Errorf("lab %s: %d writes to jobs not pending, writes of values already in effect: %v", lab.Version, bad, same)
+	}
+	t.Logf("lab %s: %v in %d cycles: %d batches, %d accounting records, %v write requests for %v changed values "+
+		"(at most %d in a cycle), retries %v, failures %s, RESIZING records: see above (none if no error)",
+		lab.Version, d, cycles, batch, len(rows), req, changed, maxReq,
+		testutil.ToFloat64(r.s.m.retries.WithLabelValues("priority"))+testutil.ToFloat64(r.s.m.retries.WithLabelValues("nodes")),
+		strings.Join(gathered(r.live, "asrpt_write_failures_total"), "; "))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,19 +23,23 @@ type read struct {
 type probe struct {
 	inner Slurm
 
-	mu        sync.Mutex
-	reads     []read
-	state     map[string]string // job id → state in the last successful read
-	writes    map[string]int    // successful writes per job
-	failed    map[string]int    // failed writes per job
-	badWrites []string          // writes to jobs not last read as pending
+	mu    sync.Mutex
+	reads []read
+	state map[string]string          // job id → state in the last successful read
+	last  map[string]slurmclient.Job // job id → record in the last successful read
+	// redundant lists the writes of a value the job already had in the
+	// last read (a write that changes nothing).
+	redundant []string
+	writes    map[string]int // successful writes per job
+	failed    map[string]int // failed writes per job
+	badWrites []string       // writes to jobs not last read as pending
 	// beforeWrite, when set, runs before a write is forwarded (fault
 	// injection between read and write).
 	beforeWrite func(id string)
 }
 
 func newProbe(inner Slurm) *probe {
-	return &probe{inner: inner, state: map[string]string{}, writes: map[string]int{}, failed: map[string]int{}}
+	return &probe{inner: inner, state: map[string]string{}, last: map[string]slurmclient.Job{}, writes: map[string]int{}, failed: map[string]int{}}
 }
 
 func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
@@ -45,8 +50,10 @@ func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 	p.reads = append(p.reads, read{at: at, err: err})
 	if err == nil {
 		clear(p.state)
+		clear(p.last)
 		for _, j := range js {
 			p.state[j.ID] = j.State
+			p.last[j.ID] = j
 		}
 	}
 	return js, err
@@ -62,6 +69,10 @@ func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdat
 	p.mu.Lock()
 	if st := p.state[id]; st != "PENDING" {
 		p.badWrites = append(p.badWrites, fmt.Sprintf("job %s (last read %q): %+v", id, st, u))
+	}
+	if j, ok := p.last[id]; ok && u.Hold == nil && (u.Priority == nil || *u.Priority == j.Priority) &&
+		(u.RequiredNodes == nil || slices.Equal(u.RequiredNodes, j.RequiredNodes)) {
+		p.redundant = append(p.redundant, fmt.Sprintf("job %s: %+v", id, u))
 	}
 	hook := p.beforeWrite
 	p.mu.Unlock()
