@@ -25,18 +25,45 @@
 //     LowBand, strictly decreasing in rank, below 2^31, labelled by Label so
 //     that only jobs that moved get new values.
 //  6. Write, head first, only changed values, at most WriteLimit updates.
-//     A node list is written only after re-reading the job (when the
-//     client can) shows it still pending: Slurm 22.05 applies a node list
-//     sent to a job it has started meanwhile as a resize of the running
-//     job (seen on the testbed as RESIZING records in accounting). A
-//     priority sent in that window is harmless and not re-checked.
+//     The REST client re-reads each job before writing to it and refuses
+//     one that is no longer pending. A node list is written guarded: the
+//     job is held, given the node list and released with its priority, so
+//     that Slurm cannot start it between the check and the write (a node
+//     list that reaches a running job is applied as a resize: RESIZING
+//     records in accounting, seen on 22.05 and 24.11). A write that fails
+//     waits interval·2^(n−1) (at most 15 minutes) before the n-th retry;
+//     each job's failure is logged once per reason, and every request and
+//     retry is counted (asrpt_write_requests_total,
+//     asrpt_write_retries_total). A value Slurm applied although it
+//     answered an error counts as written.
 //
 // # Jobs left alone
 //
-// Never written: jobs out of scope (partition, QOS, account), held jobs,
-// running jobs, jobs without GPUs or larger than the cluster, and jobs
-// whose priority is not what asrpt last wrote (an admin set it: the job is
-// marked hands-off for good). A job whose priority an admin set before
+// Never written: jobs out of scope (partition, QOS, account; a job
+// submitted to several partitions is in scope when each of them is), held
+// jobs, running jobs, jobs without GPUs or larger than the cluster, tasks
+// split off a job array and heterogeneous job components other than the
+// leader (the unit is written through its remainder or leader), an array
+// running as many tasks as its throttle allows, a heterogeneous job with a
+// component not pending, and jobs whose priority is not what asrpt last
+// wrote (an admin set it: the job is marked hands-off for good). The plan
+// lists each pending job left alone with the reason.
+//
+// # Job arrays, heterogeneous jobs, partitions
+//
+// A job array is ranked as one unit through its pending remainder, by the
+// prediction for one task, and gets priorities only: a node list would
+// pin every later task to the same nodes (and Slurm 22.05 applies an
+// update of the array's id to its running tasks too, so the client writes
+// to the pending task indices there). While the array runs as many tasks
+// as its throttle allows, the remainder is parked. When a task of a
+// remainder whose turn had come starts, the rest arrives again as the
+// array's next task. A heterogeneous job is ranked through its leader with
+// the GPUs of all components and gets priorities only (Slurm applies a
+// write to the leader to every component). Every job is placed on nodes of
+// its own partitions that it does not exclude; the policy sees one pool of
+// GPUs, so a placement elsewhere is made again on those nodes, or no node
+// list is written. A job whose priority an admin set before
 // asrpt ever wrote to it cannot be told apart from a multifactor priority
 // and is managed.
 //
