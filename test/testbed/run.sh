@@ -155,7 +155,7 @@ measure() {
 
 # --- Run 1: Slurm alone -------------------------------------------------
 quiet
-say "run 1: Slurm alone (priority/multifactor, sched/backfill), $(grep -vc '^#' "$WL") jobs"
+say "run 1: Slurm alone (priority/multifactor, sched/backfill), $(grep -vc '^#' "$WL") submissions"
 submit slurm
 wait_done slurm
 measure slurm | tee "$OUT/summary.tsv"
