@@ -28,10 +28,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/rs/zerolog"
 
-	"github.com/asrpt/asrpt/slurmclient"
-	"github.com/asrpt/asrpt/slurmconf"
 	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
@@ -43,51 +40,24 @@ type shapeRun struct {
 	since   time.Time
 }
 
-// startShapes starts the sidecar (interval 1 s, every partition in scope,
-// giveback on shutdown) against lab; the lab's queue is the test's own.
-func startShapes(t *testing.T, lab *slurmlab.Lab) *shapeRun {
+// newShapes makes the sidecar (interval 1 s, every partition in scope,
+// giveback on shutdown) against lab, and starts nothing; the lab's queue is
+// the test's own.
+func newShapes(t *testing.T, lab *slurmlab.Lab) *shapeRun {
 	t.Helper()
-	l := &live{t: t, lab: lab, log: &syncBuffer{}, done: make(chan error, 1)}
-	t.Cleanup(l.cleanupJobs)
-	tok, err := lab.Token()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.tokenFile = filepath.Join(t.TempDir(), "slurm.jwt")
-	if err := os.WriteFile(l.tokenFile, []byte(tok), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := slurmclient.New(ctx, slurmclient.Config{URL: lab.URL, TokenFile: l.tokenFile,
-		Timeout: 5 * time.Second, RetryBackoff: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatalf("lab %s: client: %v", lab.Version, err)
-	}
-	c, err := slurmconf.LoadCluster(lab.ConfDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.Slurm.URL, cfg.Slurm.TokenFile = lab.URL, l.tokenFile
-	cfg.Interval = liveInterval
-	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
-	cfg.Predictor = "mean"
-	cfg.History = time.Hour
-	cfg.GivebackOnShutdown = true
-	l.probe = newProbe(cl)
-	l.s, err = New(cfg, Options{Cluster: c, Slurm: l.probe, Log: zerolog.New(l.log).With().Timestamp().Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := newLive(t, lab, "", func(c *Config) { c.GivebackOnShutdown = true })
 	r := &shapeRun{live: l, logFile: filepath.Join(lab.LogDir, "slurmctld.log"), since: time.Now().Add(-time.Second)}
 	if st, err := os.Stat(r.logFile); err == nil {
 		r.logFrom = st.Size()
 	}
-	rctx, rcancel := context.WithCancel(context.Background())
-	l.cancel = rcancel
-	go func() { l.done <- l.s.Run(rctx) }()
-	t.Cleanup(func() { l.stop() })
+	return r
+}
+
+// startShapes is newShapes with the sidecar's Run started.
+func startShapes(t *testing.T, lab *slurmlab.Lab) *shapeRun {
+	t.Helper()
+	r := newShapes(t, lab)
+	r.start()
 	return r
 }
 
@@ -413,8 +383,7 @@ func TestLiveSoak(t *testing.T) {
 }
 
 func liveSoak(t *testing.T, lab *slurmlab.Lab, d time.Duration) {
-	r := startShapes(t, lab)
-	r.stop() // cycles are driven here, one a second, to see each report
+	r := newShapes(t, lab) // cycles are driven here, one a second, to see each report
 	ctx := context.Background()
 	end := time.Now().Add(d)
 	var cycles, maxReq int

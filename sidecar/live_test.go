@@ -69,12 +69,14 @@ type live struct {
 
 const liveInterval = time.Second
 
-// startLive submits the background load (the cluster filled by long jobs
-// of alice, and pending jobs of bob that asrpt manages) and starts the
-// sidecar's Run against url (the lab's own when empty).
-func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
+// newLive makes a sidecar against lab at url (the lab's own when empty)
+// with the live tests' configuration (interval 1 s, mean predictor, an
+// hour of history, a state file of its own), changed by mod; it starts
+// nothing. The jobs the test submits through it are cancelled at the end.
+func newLive(t *testing.T, lab *slurmlab.Lab, url string, mod func(*Config)) *live {
 	t.Helper()
 	l := &live{t: t, lab: lab, log: &syncBuffer{}, done: make(chan error, 1)}
+	t.Cleanup(l.cleanupJobs)
 	tok, err := lab.Token()
 	if err != nil {
 		t.Fatal(err)
@@ -85,14 +87,6 @@ func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
 	}
 	if url == "" {
 		url = lab.URL
-	}
-	t.Cleanup(l.cleanupJobs)
-	// Fill every GPU, then queue four jobs asrpt will order.
-	for range lab.Nodes {
-		l.submit("alice", "asrpt-fault-blocker", lab.GPUsPerNode, 600)
-	}
-	for i, g := range []int{1, 2, 4, 2} {
-		l.submit("bob", fmt.Sprintf("asrpt-fault-%d", i%2), g, 600)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -109,19 +103,42 @@ func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
 	cfg.Slurm.URL, cfg.Slurm.TokenFile = url, l.tokenFile
 	cfg.Interval = liveInterval
 	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
-	cfg.Scope.Partitions = []string{lab.Partition}
 	cfg.Predictor = "mean"
 	cfg.History = time.Hour
+	if mod != nil {
+		mod(&cfg)
+	}
 	l.probe = newProbe(cl)
-	log := zerolog.New(l.log).With().Timestamp().Logger()
-	l.s, err = New(cfg, Options{Cluster: c, Slurm: l.probe, Log: log})
+	l.s, err = New(cfg, Options{Cluster: c, Slurm: l.probe, Log: zerolog.New(l.log).With().Timestamp().Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// start runs the sidecar's Run until the test ends (or stop).
+func (l *live) start() {
 	rctx, rcancel := context.WithCancel(context.Background())
 	l.cancel = rcancel
 	go func() { l.done <- l.s.Run(rctx) }()
-	t.Cleanup(func() { l.stop() })
+	l.t.Cleanup(func() { l.stop() })
+}
+
+// startLive submits the background load (the cluster filled by long jobs
+// of alice, and pending jobs of bob that asrpt manages) and starts the
+// sidecar's Run against url (the lab's own when empty), its scope the
+// lab's default partition.
+func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
+	t.Helper()
+	l := newLive(t, lab, url, func(c *Config) { c.Scope.Partitions = []string{lab.Partition} })
+	// Fill every GPU, then queue four jobs asrpt will order.
+	for range lab.Nodes {
+		l.submit("alice", "asrpt-fault-blocker", lab.GPUsPerNode, 600)
+	}
+	for i, g := range []int{1, 2, 4, 2} {
+		l.submit("bob", fmt.Sprintf("asrpt-fault-%d", i%2), g, 600)
+	}
+	l.start()
 	// Running, and the pending jobs ordered by asrpt.
 	l.waitFor("the first cycle's writes", 20*time.Second, func() bool {
 		return l.probe.writesTo(l.jobs[len(l.jobs)-1]) > 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,20 @@ func startTask(t *testing.T, f *sidecartest.Fake, arr, taskID string, k int, nod
 		t.Fatal(err)
 	}
 	f.Edit(arr, func(j *slurmclient.Job) { j.Array.Tasks = left })
+}
+
+// submitHet submits a pending heterogeneous job of two components, the
+// leader lead (g0 GPUs) and the job after it (g1 GPUs).
+func submitHet(f *sidecartest.Fake, lead, name string, g0, g1 int) {
+	n, _ := strconv.Atoi(lead)
+	comp := strconv.Itoa(n + 1)
+	het := slurmclient.Het{LeaderID: lead, Components: []string{lead, comp}}
+	for i, g := range []int{g0, g1} {
+		j := pend(het.Components[i], name, g, t0)
+		j.Het = het
+		j.Het.Offset = i
+		f.Submit(j)
+	}
 }
 
 func planRow(t *testing.T, rep CycleReport, id string) PlanRow {
@@ -132,12 +147,7 @@ func TestArrayAtThrottleParked(t *testing.T) {
 // list; with a component no longer pending it is left alone.
 func TestHetJobRankedAtLeader(t *testing.T) {
 	h := newHarness(t, 2, 4, false, nil)
-	lead, comp := pend("30", "short", 1, t0), pend("31", "short", 2, t0)
-	het := slurmclient.Het{LeaderID: "30", Components: []string{"30", "31"}}
-	lead.Het, comp.Het = het, het
-	comp.Het.Offset = 1
-	h.fake.Submit(lead)
-	h.fake.Submit(comp)
+	submitHet(h.fake, "30", "short", 1, 2)
 	rep := h.plan(t0)
 	r := planRow(t, rep, "30")
 	if r.Shape != "het_leader" || r.GPUs != 3 || r.Nodes != nil {
@@ -253,12 +263,7 @@ func TestJobGaugesReset(t *testing.T) {
 func TestGivebackArrayAndHet(t *testing.T) {
 	h := newHarness(t, 1, 4, true, nil)
 	h.fake.Submit(arrayRemainder("10", "short", "1-4", 0, 1, t0))
-	lead, comp := pend("30", "mid", 1, t0), pend("31", "mid", 1, t0)
-	het := slurmclient.Het{LeaderID: "30", Components: []string{"30", "31"}}
-	lead.Het, comp.Het = het, het
-	comp.Het.Offset = 1
-	h.fake.Submit(lead)
-	h.fake.Submit(comp)
+	submitHet(h.fake, "30", "mid", 1, 1)
 	h.cycle(t0)
 	rep, err := h.s.Giveback(context.Background())
 	if err != nil {
