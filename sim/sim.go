@@ -31,8 +31,9 @@ type Config struct {
 	// Predictor is a fresh predictor for this replay (it learns from the
 	// replay's completions). Oracle variants ignore it.
 	Predictor predictor.Predictor
-	// QueueSamples is how many points of the queue-length curve to keep
-	// (0: 1000).
+	// QueueSamples is how many points of the queue-length curve to aim
+	// at over the submission span (0: 1000); Result.Queue holds at most
+	// 2·QueueSamples+1 of them, whatever the span of the replay.
 	QueueSamples int
 	// Progress, when not nil, is called now and then with the number of
 	// finished jobs and the total.
@@ -83,7 +84,10 @@ type Result struct {
 	Policy    string
 	Predictor string
 	Jobs      []JobResult // in trace order, excluded jobs left out
-	Queue     []Sample
+	// Queue is the queue-length curve, in time order: the state after the
+	// first event at or after each point of an even grid (Config.QueueSamples),
+	// and after the last event.
+	Queue []Sample
 	// Excluded counts the jobs left out because they ask for more GPUs than
 	// the cluster has.
 	Excluded int
@@ -96,6 +100,18 @@ type Result struct {
 // ErrStalled is returned when the policy leaves jobs pending with nothing
 // left that could start them (a policy bug, never an input problem).
 var ErrStalled = errors.New("sim: jobs pending with no event left")
+
+// MaxTime bounds every time the simulator handles, in seconds: 2^35 s =
+// 34,359,738,368 s (the year 3058 as a Unix time). Up to it float64 times
+// are exact to 2^-17 s (7.6 µs), finer than the policies' tolerance of
+// 1e-5 s, so that every step a policy takes moves the clock; past it a
+// step of seconds may not. Prepare refuses submit times outside ±MaxTime
+// and run times above it; a replay whose next event falls after it stops
+// with ErrTimeRange.
+const MaxTime float64 = 1 << 35
+
+// ErrTimeRange is returned when a replay's next event falls after MaxTime.
+var ErrTimeRange = errors.New("sim: time past MaxTime (2^35 = 34359738368 s)")
 
 // running job bookkeeping kept by the simulator.
 type state struct {
@@ -134,7 +150,9 @@ func (c *completions) Pop() any {
 // Prepare returns the jobs the replay will run: copies of the trace's jobs,
 // with the run time of each profiled job set to Iterations·α_min on this
 // cluster (its reference run time), and the jobs larger than the cluster
-// left out and counted. The order of the input is kept.
+// left out and counted. The order of the input is kept. A job with a
+// submit time outside ±MaxTime, or a run time that is not in (0, MaxTime],
+// is an error naming the job.
 func Prepare(jobs []job.Job, env *policy.Env) ([]job.Job, int, error) {
 	out := make([]job.Job, 0, len(jobs))
 	excluded := 0
@@ -147,6 +165,9 @@ func Prepare(jobs []job.Job, env *policy.Env) ([]job.Job, int, error) {
 		if j.GPUs <= 0 {
 			return nil, 0, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
 		}
+		if !(math.Abs(j.Submit) <= MaxTime) {
+			return nil, 0, fmt.Errorf("job %s: submit time %v s, want within ±%.0f s (sim.MaxTime)", j.ID, j.Submit, MaxTime)
+		}
 		if j.Profiled() {
 			prof, err := placement.Lookup(j.Profile, j.GPUs)
 			if err != nil {
@@ -157,6 +178,9 @@ func Prepare(jobs []job.Job, env *policy.Env) ([]job.Job, int, error) {
 		}
 		if !(j.RunTime > 0) {
 			return nil, 0, fmt.Errorf("job %s: run time %v s", j.ID, j.RunTime)
+		}
+		if !(j.RunTime <= MaxTime) {
+			return nil, 0, fmt.Errorf("job %s: run time %v s, want at most %.0f s (sim.MaxTime)", j.ID, j.RunTime, MaxTime)
 		}
 		out = append(out, j)
 	}
@@ -221,6 +245,10 @@ func (g regroup) repredict(now float64, key string, done *policy.Task, pred pred
 // means a policy keeps asking for an event that does not move time.
 const maxStill = 100000
 
+// pollEvery is how many loop iterations (events, completions, arrivals,
+// decisions) pass between two looks at the context.
+const pollEvery = 4096
+
 func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
 	for i := 1; i < len(jobs); i++ {
 		if jobs[i].Submit < jobs[i-1].Submit {
@@ -253,16 +281,25 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 	if nsamples <= 0 {
 		nsamples = 1000
 	}
-	span := jobs[n-1].Submit - jobs[0].Submit
-	step := math.Max(span/float64(nsamples), 1)
-	nextSample := jobs[0].Submit
+	queue := newSampler(jobs[0].Submit, jobs[n-1].Submit-jobs[0].Submit, nsamples)
+	// poll returns ctx's error at its first call and every pollEvery calls
+	// after; every loop below calls it once per iteration, so a replay
+	// stops soon after ctx is done however much one event holds.
+	polls := 0
+	poll := func() error {
+		polls++
+		if polls%pollEvery == 1 {
+			return ctx.Err()
+		}
+		return nil
+	}
 
 	now := jobs[0].Submit
 	next, done, pending, seq, still := 0, 0, 0, 0, 0
 	progressEvery := max(n/200, 1)
 	for done < n {
-		if res.Events%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := poll(); err != nil {
+			return nil, err
 		}
 		at := math.Inf(1)
 		if next < n {
@@ -274,6 +311,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 		at = math.Min(at, pol.NextEvent(now))
 		if math.IsInf(at, 1) {
 			return nil, fmt.Errorf("%w: %s at t=%.0f s, %d pending", ErrStalled, cfg.Policy, now, pending)
+		}
+		if at > MaxTime {
+			return nil, fmt.Errorf("%w: %s: next event at t=%.0f s, %d jobs not finished", ErrTimeRange, cfg.Policy, at, n-done)
 		}
 		if at <= now {
 			at = now
@@ -287,6 +327,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 		res.Events++
 		// Completions first: their GPUs are free for this event's decisions.
 		for len(comps) > 0 && comps[0].at <= now {
+			if err := poll(); err != nil {
+				return nil, err
+			}
 			c := heap.Pop(&comps).(completion)
 			if c.version != c.st.version {
 				continue
@@ -307,6 +350,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			}
 		}
 		for next < n && jobs[next].Submit <= now {
+			if err := poll(); err != nil {
+				return nil, err
+			}
 			j := &jobs[next]
 			est := pred.Predict(j)
 			t, err := env.NewTask(j, next, est)
@@ -327,6 +373,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			next++
 		}
 		for _, d := range pol.Schedule(now, free) {
+			if err := poll(); err != nil {
+				return nil, err
+			}
 			st := &states[d.Task.Seq]
 			t := d.Task
 			if d.Preempt {
@@ -350,12 +399,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 				return nil, fmt.Errorf("sim: t=%.3f: %w", now, err)
 			}
 		}
-		for now >= nextSample {
-			res.Queue = append(res.Queue, Sample{Time: now, Pending: pending, Busy: env.G - free.Total()})
-			nextSample += step
-		}
+		queue.event(now, pending, env.G-free.Total())
 	}
-	res.Queue = append(res.Queue, Sample{Time: now, Pending: pending, Busy: env.G - free.Total()})
+	res.Queue = queue.samples(now, pending, env.G-free.Total())
 	if cfg.Progress != nil {
 		cfg.Progress(n, n)
 	}
