@@ -84,11 +84,19 @@ func (t *Task) untilThreshold(lvl int) float64 {
 
 // account brings the attained service of running t up to now and moves it
 // to the queue its service puts it in; the caller has taken t out of the
-// trees ordered by level.
+// trees ordered by level. A threshold counts as crossed when the time left
+// to it is within timeEpsilon, or when the clock cannot tell its crossing
+// time from now+timeEpsilon (times so large that their float64 spacing
+// exceeds timeEpsilon): a job tracked with such a crossing time would be
+// due again at once, and Schedule would never finish.
 func (l *las) account(now float64, t *Task) {
 	t.Attained += float64(t.GPUs) * (now - t.lastSeen)
 	t.lastSeen = now
-	for t.level < len(LASThresholds) && t.untilThreshold(t.level) <= timeEpsilon {
+	for t.level < len(LASThresholds) {
+		u := t.untilThreshold(t.level)
+		if u > timeEpsilon && now+u > now+timeEpsilon {
+			break
+		}
 		t.level++
 	}
 }
