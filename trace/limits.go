@@ -45,7 +45,7 @@ func checkDuration(what string, x float64) error {
 // or end time in Unix seconds) lies in 0..MaxSubmit. NaN is outside.
 func checkTime(what string, t float64) error {
 	if !(t >= 0 && t <= MaxSubmit) {
-		return fmt.Errorf("%w: %s %s s, want 0..%d Unix seconds (1970-01-01 to 2200-01-01, MaxSubmit)", ErrValue, what, fmtSeconds(t), MaxSubmit)
+		return fmt.Errorf("%w: %s %s s, want 0..%d Unix seconds (1970-01-01 to 2200-01-01, MaxSubmit)", ErrValue, what, fmtSeconds(t), int64(MaxSubmit))
 	}
 	return nil
 }

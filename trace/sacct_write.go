@@ -20,10 +20,6 @@ var SacctWriteFields = []string{
 	"Submit", "ElapsedRaw", "TimelimitRaw", "NNodes", "AllocTRES", "State",
 }
 
-// maxSacctTime is the last second sacct's YYYY-MM-DDTHH:MM:SS can print
-// (9999-12-31T23:59:59Z).
-const maxSacctTime = 253402300799
-
 // WriteSacct writes jobs as `sacct -P -X -o` with SacctWriteFields prints
 // them, header line included, so that Read with format Sacct reads them
 // back. sacct keeps whole seconds and minutes, so the round trip is exact
@@ -43,8 +39,9 @@ const maxSacctTime = 253402300799
 //   - text fields lose surrounding spaces (the reader trims them).
 //
 // A job whose id is empty or contains '.' (read as a job step), a field
-// holding '|' or a line break, a submit time outside what sacct prints, or
-// a negative or non-finite run time or limit is an error naming the job.
+// holding '|' or a line break, a submit time outside 0..MaxSubmit, or a
+// negative or non-finite run time or limit, or one above MaxRunTime, is an
+// error naming the job: what is written reads back.
 func WriteSacct(w io.Writer, jobs []job.Job) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if _, err := bw.WriteString(strings.Join(SacctWriteFields, "|") + "\n"); err != nil {
@@ -73,14 +70,20 @@ func sacctRecord(rec []string, j *job.Job) error {
 	if strings.Contains(j.ID, ".") {
 		return fmt.Errorf("%w: id with '.' would read back as a job step", ErrValue)
 	}
-	if !finite(j.Submit) || j.Submit < 0 || j.Submit >= maxSacctTime+1 {
-		return fmt.Errorf("%w: submit %v s outside 0..%d", ErrValue, j.Submit, maxSacctTime)
+	if err := checkTime("submit", j.Submit); err != nil {
+		return err
 	}
 	if !finite(j.RunTime) || j.RunTime < 0 {
 		return fmt.Errorf("%w: run time %v s, want a finite number ≥ 0", ErrValue, j.RunTime)
 	}
+	if err := checkDuration("run time", j.RunTime); err != nil {
+		return err
+	}
 	if !finite(j.TimeLimit) || j.TimeLimit < 0 {
 		return fmt.Errorf("%w: time limit %v s, want a finite number ≥ 0", ErrValue, j.TimeLimit)
+	}
+	if err := checkDuration("time limit", j.TimeLimit); err != nil {
+		return err
 	}
 	if j.GPUs < 0 || j.Nodes < 0 {
 		return fmt.Errorf("%w: %d GPUs on %d nodes", ErrValue, j.GPUs, j.Nodes)
