@@ -78,7 +78,7 @@ func ParseRank(s string) (Rank, error) {
 }
 
 // Params are the tunables of the policies. The zero value is not useful;
-// start from DefaultParams.
+// start from DefaultParams. Validate checks every field's range.
 type Params struct {
 	// CommHeavy is the α_max/α_min ratio from which a job counts as
 	// communication-heavy (design §2).
@@ -99,7 +99,8 @@ type Params struct {
 	// Reservations is K of A-SRPT's revised dispatch (design §5b.2): the
 	// first K released jobs that cannot start now each get the earliest
 	// window of their predicted length in the free-GPU profile; later
-	// jobs start only where they delay none of them. ≥ 1.
+	// jobs start only where they delay none of them. ≥ 1 (0 makes the
+	// dispatch work-conserving, for comparison).
 	Reservations int
 	// Rank is the number of a prediction that orders waiting jobs.
 	Rank Rank

@@ -1,0 +1,48 @@
+package policy
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParamsValidate(t *testing.T) {
+	if err := DefaultParams().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	edge := DefaultParams()
+	edge.CommHeavy, edge.Tau, edge.Slack, edge.Depth, edge.Reservations = MaxCommHeavy, MaxTau, MaxSlack, 0, 0
+	if err := edge.Validate(); err != nil {
+		t.Fatalf("limits: %v", err)
+	}
+	tests := []struct {
+		name  string
+		edit  func(*Params)
+		param string
+		want  string
+	}{
+		{"tau NaN", func(p *Params) { p.Tau = math.NaN() }, "tau", "policy tau NaN: want a finite number in 0..1000"},
+		{"tau +Inf", func(p *Params) { p.Tau = math.Inf(1) }, "tau", "+Inf"},
+		{"tau negative", func(p *Params) { p.Tau = -0.5 }, "tau", "-0.5"},
+		{"slack -1", func(p *Params) { p.Slack = -1 }, "slack", "policy slack -1: want a finite number in 0..1000"},
+		{"slack past MaxSlack", func(p *Params) { p.Slack = 1001 }, "slack", "1001"},
+		{"comm_heavy 0.1", func(p *Params) { p.CommHeavy = 0.1 }, "comm_heavy", "policy comm_heavy 0.1: want a finite number in 1..1000"},
+		{"comm_heavy NaN", func(p *Params) { p.CommHeavy = math.NaN() }, "comm_heavy", "NaN"},
+		{"depth -7", func(p *Params) { p.Depth = -7 }, "depth", "policy depth -7: want an integer in 0.."},
+		{"reservations -1", func(p *Params) { p.Reservations = -1 }, "reservations", "(0: none)"},
+		{"unseen out of range", func(p *Params) { p.Unseen = 5 }, "unseen", "first or fallback"},
+		{"rank out of range", func(p *Params) { p.Rank = -1 }, "rank", "median or expected"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultParams()
+			tc.edit(&p)
+			err := p.Validate()
+			var pe *ParamError
+			if !errors.As(err, &pe) || pe.Name != tc.param || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want a ParamError for %s mentioning %q", err, tc.param, tc.want)
+			}
+		})
+	}
+}
