@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -67,10 +66,10 @@ func (p Params) Validate() error {
 		return &ParamError{Name: "unseen", Value: strconv.Itoa(int(p.Unseen)), Want: "first or fallback"}
 	}
 	if p.Depth < 0 {
-		return &ParamError{Name: "depth", Value: strconv.Itoa(p.Depth), Want: fmt.Sprintf("an integer in 0..%d (0: no bound)", math.MaxInt)}
+		return &ParamError{Name: "depth", Value: strconv.Itoa(p.Depth), Want: "an integer ≥ 0 (0: no bound)"}
 	}
 	if p.Reservations < 0 {
-		return &ParamError{Name: "reservations", Value: strconv.Itoa(p.Reservations), Want: fmt.Sprintf("an integer in 0..%d (0: none)", math.MaxInt)}
+		return &ParamError{Name: "reservations", Value: strconv.Itoa(p.Reservations), Want: "an integer ≥ 0 (0: none)"}
 	}
 	if p.Rank != RankMedian && p.Rank != RankExpected {
 		return &ParamError{Name: "rank", Value: strconv.Itoa(int(p.Rank)), Want: "median or expected"}

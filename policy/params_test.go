@@ -29,7 +29,7 @@ func TestParamsValidate(t *testing.T) {
 		{"slack past MaxSlack", func(p *Params) { p.Slack = 1001 }, "slack", "1001"},
 		{"comm_heavy 0.1", func(p *Params) { p.CommHeavy = 0.1 }, "comm_heavy", "policy comm_heavy 0.1: want a finite number in 1..1000"},
 		{"comm_heavy NaN", func(p *Params) { p.CommHeavy = math.NaN() }, "comm_heavy", "NaN"},
-		{"depth -7", func(p *Params) { p.Depth = -7 }, "depth", "policy depth -7: want an integer in 0.."},
+		{"depth -7", func(p *Params) { p.Depth = -7 }, "depth", "policy depth -7: want an integer ≥ 0 (0: no bound)"},
 		{"reservations -1", func(p *Params) { p.Reservations = -1 }, "reservations", "(0: none)"},
 		{"unseen out of range", func(p *Params) { p.Unseen = 5 }, "unseen", "first or fallback"},
 		{"rank out of range", func(p *Params) { p.Rank = -1 }, "rank", "median or expected"},
