@@ -65,6 +65,9 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	params.Unseen = u
+	if err := checkParams(params); err != nil {
+		return err
+	}
 
 	all, skipped := quality.Suite(tracesDir)
 	if sel := splitList(cases); len(sel) > 0 {

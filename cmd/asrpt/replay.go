@@ -84,7 +84,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.rank, "rank", f.params.Rank.String(), "prediction that orders waiting jobs: median or expected")
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	fs.Float64Var(&f.retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
-	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "policies replayed at once")
+	fs.IntVar(&f.parallel, "parallel", min(runtime.GOMAXPROCS(0), maxParallel), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -97,8 +97,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.params.Rank, err = policy.ParseRank(f.rank); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if f.params.Reservations < 0 {
-		return fmt.Errorf("%w: --reservations %d: want ≥ 0", errUsage, f.params.Reservations)
+	if err := f.validate(); err != nil {
+		return err
 	}
 	return replay(ctx, f, stdout, stderr)
 }
@@ -153,9 +153,6 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		if _, err := policy.New(n, env); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
-	}
-	if !(f.retrainEvery > 0) {
-		return fmt.Errorf("%w: --retrain-every %v: want > 0 seconds", errUsage, f.retrainEvery)
 	}
 	if _, err := newPredictor(f.predictor, f.seed, f.retrainEvery); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
