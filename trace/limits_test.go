@@ -36,13 +36,11 @@ func TestReadLimits(t *testing.T) {
 		{"jsonl run time 1e300", Native, "t.jsonl", `{"id":"1","submit":0,"gpus":1,"run_time":1e300}`, 1, "run_time", "MaxRunTime"},
 		{"jsonl iterations 1e300", Native, "t.jsonl", `{"id":"1","submit":0,"gpus":8,"run_time":5,"profile":"bert-large","iterations":1e300}`, 1, "iterations", "MaxIterations"},
 		{"sacct ElapsedRaw 2^63-1", Sacct, "acct.txt", sacE + "1|a|u|2026-01-01T00:00:00|9223372036854775807||gres/gpu=1|COMPLETED\n", 2, "ElapsedRaw", "MaxRunTime"},
-		{"sacct TimelimitRaw 2^32-3 minutes", Sacct, "acct.txt", sacE + "1|a|u|2026-01-01T00:00:00|5|4294967293|gres/gpu=1|COMPLETED\n", 2, "TimelimitRaw", "MaxRunTime"},
 		{"sacct Submit 2^63-1", Sacct, "acct.txt", sacE + "1|a|u|2026-01-01T00:00:00|5||gres/gpu=1|COMPLETED\n2|a|u|9223372036854775807|5||gres/gpu=1|COMPLETED\n", 3, "Submit", "MaxSubmit"},
 		{"sacct Elapsed 4294967295 days", Sacct, "acct.txt", sacS + okS + "2|a|u|2026-01-01T00:00:00|||4294967295-00:00:00||gres/gpu=1|COMPLETED\n", 3, "Elapsed", "MaxRunTime"},
 		{"sacct Elapsed fractional 1.5e300", Sacct, "acct.txt", sacS + "2|a|u|2026-01-01T00:00:00|||0:0:1.5e300||gres/gpu=1|COMPLETED\n", 2, "Elapsed", "MaxRunTime"},
 		{"sacct End-Start two years", Sacct, "acct.txt", sacS + "2|a|u|2026-01-01T00:00:00|2026-01-01T00:00:00|2028-01-01T00:00:00|||gres/gpu=1|COMPLETED\n", 2, "End", "MaxRunTime"},
 		{"sacct Start year 2300", Sacct, "acct.txt", sacS + "2|a|u|2026-01-01T00:00:00|2300-01-01T00:00:00|2300-01-01T00:01:00|||gres/gpu=1|COMPLETED\n", 2, "Start", "MaxSubmit"},
-		{"sacct Timelimit 400 days", Sacct, "acct.txt", sacS + "2|a|u|2026-01-01T00:00:00|||00:01:00|400-00:00:00|gres/gpu=1|COMPLETED\n", 2, "Timelimit", "MaxRunTime"},
 		{"helios run time 1e300", Helios, "h.csv", heliosHeader + "0,1,1,1,1,0,1e300,0,Pass\n", 2, "run_time", "MaxRunTime"},
 		{"helios interval 1e300", Helios, "h.csv", heliosHeader + "0,1,1,1,1,0,84,0,Pass\n1,1,1,1,1,1e300,84,0,Pass\n", 3, "interval", "MaxSubmit"},
 		{"helios intervals past 2200", Helios, "h.csv", heliosHeader + "0,1,1,1,1,4000000000,84,0,Pass\n1,1,1,1,1,4000000000,84,0,Pass\n", 3, "interval", "MaxSubmit"},
@@ -64,6 +62,22 @@ func TestReadLimits(t *testing.T) {
 				t.Errorf("error %q does not quote the limit %q", err, tc.limit)
 			}
 		})
+	}
+}
+
+// TestSacctLongLimitIsNone: a time limit in accounting above MaxRunTime
+// (a partition's MaxTime of years, meaning none) reads as no limit.
+func TestSacctLongLimitIsNone(t *testing.T) {
+	in := "JobIDRaw|JobName|User|Submit|ElapsedRaw|TimelimitRaw|AllocTRES|State\n" +
+		"1|a|u|2026-01-01T00:00:00|5|4294967293|gres/gpu=1|COMPLETED\n" +
+		"2|a|u|2026-01-01T00:00:00|5|525601|gres/gpu=1|COMPLETED\n" +
+		"3|a|u|2026-01-01T00:00:00|5|525600|gres/gpu=1|COMPLETED\n"
+	jobs, err := Read(strings.NewReader(in), "acct.txt", Sacct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 3 || jobs[0].TimeLimit != 0 || jobs[1].TimeLimit != 0 || jobs[2].TimeLimit != MaxRunTime {
+		t.Errorf("time limits %v %v %v, want none, none, one year", jobs[0].TimeLimit, jobs[1].TimeLimit, jobs[2].TimeLimit)
 	}
 }
 

@@ -288,17 +288,13 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 		if j.TimeLimit < 0 {
 			return j, 0, "TimelimitRaw", fmt.Errorf("%q is not a time limit in minutes", get(sTimelimitRaw))
 		}
-		if err := checkDuration("time limit", j.TimeLimit); err != nil {
-			return j, 0, "TimelimitRaw", err
-		}
+		j.TimeLimit = sacctLimit(j.TimeLimit)
 	case get(sTimelimit) != "":
 		j.TimeLimit = parseTimelimit(get(sTimelimit), false)
 		if j.TimeLimit < 0 {
 			return j, 0, "Timelimit", fmt.Errorf("%q is not a time limit ([D-]HH:MM:SS, MM:SS, minutes, UNLIMITED)", get(sTimelimit))
 		}
-		if err := checkDuration("time limit", j.TimeLimit); err != nil {
-			return j, 0, "Timelimit", err
-		}
+		j.TimeLimit = sacctLimit(j.TimeLimit)
 	}
 
 	switch {
@@ -598,4 +594,15 @@ func splitInto(dst []string, s, sep string) []string {
 		dst = append(dst, s[:i])
 		s = s[i+len(sep):]
 	}
+}
+
+// sacctLimit returns a time limit from accounting, seconds, or 0 (none
+// known) when it exceeds MaxRunTime: sites set partitions' MaxTime to years
+// to mean "no limit", and such a limit tells nothing about a job's run, so
+// it does not make a whole history unreadable.
+func sacctLimit(s float64) float64 {
+	if s > MaxRunTime {
+		return 0
+	}
+	return s
 }
