@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -130,4 +131,48 @@ func nodeListBar(sj *slurmclient.Job) string {
 		return "heterogeneous job: a node list would apply to every component"
 	}
 	return ""
+}
+
+// mayUse reports whether e's request can use cluster node i: the node is
+// in one of the job's partitions (as this cycle's node list says) and the
+// job does not exclude it. A job pinned to a node it cannot use would
+// wait for ever, or start elsewhere than asrpt planned.
+func (s *Sidecar) mayUse(e *entry, i int) bool {
+	if e.sj == nil {
+		return true
+	}
+	name := s.cl.Nodes[i].Name
+	if slices.Contains(e.sj.ExcludedNodes, name) {
+		return false
+	}
+	parts := e.sj.Partitions()
+	if len(parts) == 0 || i >= len(s.nodeParts) || s.nodeParts[i] == nil {
+		return true
+	}
+	for _, p := range parts {
+		if slices.Contains(s.nodeParts[i], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayUseAll reports whether e may use every node with free GPUs.
+func (s *Sidecar) mayUseAll(e *entry, free *placement.Free) bool {
+	for i := range s.cl.Nodes {
+		if free.Mask(i) != 0 && !s.mayUse(e, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayUsePlacement reports whether e may use every node of p.
+func (s *Sidecar) mayUsePlacement(e *entry, p *placement.Placement) bool {
+	for _, sl := range p.Slots {
+		if !s.mayUse(e, sl.Node) {
+			return false
+		}
+	}
+	return true
 }

@@ -840,50 +840,6 @@ func (s *Sidecar) placeOn(free *placement.Free, e *entry) (placement.Placement, 
 	return s.env.Placer.Place(free, e.job.GPUs, prof)
 }
 
-// mayUse reports whether e's request can use cluster node i: the node is
-// in one of the job's partitions (as this cycle's node list says) and the
-// job does not exclude it. A job pinned to a node it cannot use would
-// wait for ever, or start elsewhere than asrpt planned.
-func (s *Sidecar) mayUse(e *entry, i int) bool {
-	if e.sj == nil {
-		return true
-	}
-	name := s.cl.Nodes[i].Name
-	if slices.Contains(e.sj.ExcludedNodes, name) {
-		return false
-	}
-	parts := e.sj.Partitions()
-	if len(parts) == 0 || i >= len(s.nodeParts) || s.nodeParts[i] == nil {
-		return true
-	}
-	for _, p := range parts {
-		if slices.Contains(s.nodeParts[i], p) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayUseAll reports whether e may use every node with free GPUs.
-func (s *Sidecar) mayUseAll(e *entry, free *placement.Free) bool {
-	for i := range s.cl.Nodes {
-		if free.Mask(i) != 0 && !s.mayUse(e, i) {
-			return false
-		}
-	}
-	return true
-}
-
-// mayUsePlacement reports whether e may use every node of p.
-func (s *Sidecar) mayUsePlacement(e *entry, p *placement.Placement) bool {
-	for _, sl := range p.Slots {
-		if !s.mayUse(e, sl.Node) {
-			return false
-		}
-	}
-	return true
-}
-
 // dispatched returns the dispatched jobs in dispatch order.
 func (s *Sidecar) dispatched() []*entry {
 	var ds []*entry
