@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/internal/tomlbound"
 )
 
 // BandwidthConf holds the bandwidths that Slurm's files do not give. It is
@@ -62,17 +63,20 @@ type bandwidthFile struct {
 
 // ParseBandwidthConf parses the bandwidth TOML from r. Unknown keys are
 // problems (the file is small and a misspelt key would silently keep a
-// default).
+// default). A file larger than tomlbound.MaxSize (1 MiB) or nested deeper
+// than tomlbound.MaxDepth (16 levels) is one problem, found before decoding.
 func ParseBandwidthConf(r io.Reader, name string) (BandwidthConf, Problems) {
 	var ps Problems
 	bc := DefaultBandwidthConf()
-	data, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	data, err := io.ReadAll(io.LimitReader(r, tomlbound.MaxSize+1))
 	if err != nil {
 		ps.add(name, 0, "", "read: %v", err)
 		return bc, ps
 	}
-	if len(data) > 1<<20 {
-		ps.add(name, 0, "", "larger than 1 MiB")
+	// The decoder's work grows with the square of the nesting depth:
+	// refuse large and deep files before decoding.
+	if line, err := tomlbound.Check(data); err != nil {
+		ps.add(name, line, "", "%v", err)
 		return bc, ps
 	}
 	var f bandwidthFile
@@ -104,9 +108,10 @@ func ParseBandwidthConf(r io.Reader, name string) (BandwidthConf, Problems) {
 	set("bandwidth.pcie", f.Bandwidth.PCIe, &bc.BW.Intra)
 	set("bandwidth.inter", f.Bandwidth.Inter, &bc.BW.Inter)
 	set("bandwidth.link_speed_unit", f.Bandwidth.LinkSpeedUnit, &bc.LinkSpeedUnit)
+	hb := newHostBudget()
 	for i, n := range f.Node {
 		field := fmt.Sprintf("node[%d]", i)
-		names, err := ExpandHostlist(n.Names)
+		names, err := hb.expand(n.Names)
 		if err != nil || len(names) == 0 {
 			ps.add(name, 0, field+".names", "%q: want a non-empty hostlist (%v)", n.Names, err)
 			continue

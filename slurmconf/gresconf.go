@@ -57,6 +57,7 @@ func ParseGresConf(r io.Reader, name string, src Source) (*GresConf, Problems) {
 	var ps Problems
 	lines := lex(r, name, src, &ps)
 	gc := &GresConf{File: name}
+	hb := newHostBudget()
 	for li := range lines {
 		ln := &lines[li]
 		g := GresLine{File: ln.File, Line: ln.Line, Attrs: map[string]string{}}
@@ -111,7 +112,7 @@ func ParseGresConf(r io.Reader, name string, src Source) (*GresConf, Problems) {
 			}
 		}
 		if g.NodeName != "" {
-			nodes, err := ExpandHostlist(g.NodeName)
+			nodes, err := hb.expand(g.NodeName)
 			if err != nil {
 				ps.add(ln.File, ln.Line, "NodeName", "%v", err)
 				continue
@@ -119,7 +120,7 @@ func ParseGresConf(r io.Reader, name string, src Source) (*GresConf, Problems) {
 			g.Nodes = nodes
 		}
 		if fileExpr != "" {
-			files, err := ExpandHostlist(fileExpr)
+			files, err := hb.expand(fileExpr)
 			if err != nil {
 				ps.add(ln.File, ln.Line, "File", "%v", err)
 			}

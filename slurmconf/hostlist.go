@@ -19,8 +19,24 @@ const MaxHosts = 64 * 1024
 // for long prefixes (Slurm truncates names at its own buffer sizes).
 const maxHostnameLen = 1024
 
+// MaxConfigHosts is the most host names that the hostlist expressions of
+// one configuration file, with the files it includes, may expand to in all:
+// 262,144 names (4 × MaxHosts). Each name costs about 1 KB once the model is
+// built, so a file stays below about 300 MB and a second of work however
+// many hostlists it holds; past the limit every further expression is an
+// error, found before anything is allocated for it. Slurm's largest
+// clusters have a few tens of thousands of nodes.
+const MaxConfigHosts = 4 * MaxHosts
+
+// MaxPartitionMembers is the most node memberships all partitions of a
+// configuration may have together, counting each partition's Nodes= names,
+// and every node looked at to resolve ALL and each NodeSet: 1,048,576 (for
+// example 16 partitions of 65,536 nodes, or 4 of all of MaxConfigHosts).
+const MaxPartitionMembers = 4 * MaxConfigHosts
+
 // ErrTooManyHosts is returned (wrapped) when an expression would expand to
-// more than MaxHosts names.
+// more than MaxHosts names, or a file's expressions to more than
+// MaxConfigHosts.
 var ErrTooManyHosts = errors.New("hostlist expands to too many hosts")
 
 // ExpandHostlist expands a Slurm hostlist expression into host names, in the
@@ -38,15 +54,57 @@ var ErrTooManyHosts = errors.New("hostlist expands to too many hosts")
 // It fails on a malformed range (lo > hi, a non-digit, an unbalanced
 // bracket) and, with ErrTooManyHosts, when the result would exceed MaxHosts.
 func ExpandHostlist(expr string) ([]string, error) {
+	return expandHostlist(expr, MaxHosts, fmt.Sprintf("limit %d", MaxHosts))
+}
+
+// expandHostlist is ExpandHostlist producing at most limit (<= MaxHosts)
+// names; note says which limit in errors.
+func expandHostlist(expr string, limit int, note string) ([]string, error) {
 	var out []string
 	for _, tok := range splitHostlist(expr) {
-		names, err := expandToken(tok, MaxHosts-len(out))
+		names, err := expandToken(tok, limit-len(out), note)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, names...)
 	}
 	return out, nil
+}
+
+// hostBudget charges the names expanded from one configuration file
+// against a total; the zero value is spent, newHostBudget gives one of
+// MaxConfigHosts.
+type hostBudget struct {
+	left, total int
+	what        string
+}
+
+func newHostBudget() *hostBudget {
+	return &hostBudget{left: MaxConfigHosts, total: MaxConfigHosts, what: "names in all in one configuration file"}
+}
+
+// expand is ExpandHostlist within the budget: it fails with
+// ErrTooManyHosts once the names of this and earlier expressions would
+// pass the total, before expanding anything.
+func (b *hostBudget) expand(expr string) ([]string, error) {
+	limit, note := MaxHosts, fmt.Sprintf("limit %d", MaxHosts)
+	if b.left < MaxHosts {
+		limit, note = b.left, fmt.Sprintf("limit %d %s", b.total, b.what)
+	}
+	names, err := expandHostlist(expr, limit, note)
+	b.left -= len(names)
+	return names, err
+}
+
+// take charges n names that were not expanded from an expression (nodes
+// added by Nodes=ALL) and reports whether they fit.
+func (b *hostBudget) take(n int) bool {
+	if n > b.left {
+		b.left = 0
+		return false
+	}
+	b.left -= n
+	return true
 }
 
 // splitHostlist splits expr at commas, spaces and tabs that are not inside
@@ -92,8 +150,8 @@ type bracketGroup struct {
 }
 
 // expandToken expands one name that may hold bracket groups, producing at
-// most limit names.
-func expandToken(tok string, limit int) ([]string, error) {
+// most limit names; note names the limit in errors.
+func expandToken(tok string, limit int, note string) ([]string, error) {
 	var groups []bracketGroup
 	rest := tok
 	total := uint64(1)
@@ -125,15 +183,15 @@ func expandToken(tok string, limit int) ([]string, error) {
 		g.lit = lit
 		groups = append(groups, g)
 		total *= g.count
-		if total > uint64(limit) {
-			return nil, fmt.Errorf("hostlist %q: %w (limit %d)", tok, ErrTooManyHosts, MaxHosts)
+		if total > uint64(max(limit, 0)) {
+			return nil, fmt.Errorf("hostlist %q: %w (%s)", tok, ErrTooManyHosts, note)
 		}
 		rest = rest[closeIdx+1:]
 	}
 	suffix := rest
 	if len(groups) == 0 {
 		if limit < 1 {
-			return nil, fmt.Errorf("hostlist %q: %w (limit %d)", tok, ErrTooManyHosts, MaxHosts)
+			return nil, fmt.Errorf("hostlist %q: %w (%s)", tok, ErrTooManyHosts, note)
 		}
 		return []string{tok}, nil
 	}

@@ -508,6 +508,13 @@ func (cfg *Config) buildTree(index map[string]int, ps *Problems) {
 // and hostlists) against slurm.conf's nodes.
 func (cfg *Config) resolvePartitions(index map[string]int, ps *Problems) {
 	sc := cfg.Slurm
+	// Every name and every node looked at is charged to one budget, so
+	// the work is bounded however many partitions, ALLs and NodeSets the
+	// file names.
+	pb := &hostBudget{left: MaxPartitionMembers, total: MaxPartitionMembers, what: "node memberships in all partitions"}
+	overBudget := func(file string, line int) {
+		ps.add(file, line, "Nodes", "%v (limit %d %s)", ErrTooManyHosts, pb.total, pb.what)
+	}
 	sets := map[string]*NodeSet{}
 	for i := range sc.NodeSets {
 		sets[sc.NodeSets[i].Name] = &sc.NodeSets[i]
@@ -516,11 +523,15 @@ func (cfg *Config) resolvePartitions(index map[string]int, ps *Problems) {
 		var out []string
 		if s.Nodes != "" {
 			if strings.EqualFold(s.Nodes, "ALL") {
+				if !pb.take(len(sc.Nodes)) {
+					overBudget(s.File, s.Line)
+					return nil
+				}
 				for i := range sc.Nodes {
 					out = append(out, sc.Nodes[i].Name)
 				}
 			} else {
-				names, err := ExpandHostlist(s.Nodes)
+				names, err := pb.expand(s.Nodes)
 				if err != nil {
 					ps.add(s.File, s.Line, "Nodes", "%v", err)
 				}
@@ -528,6 +539,10 @@ func (cfg *Config) resolvePartitions(index map[string]int, ps *Problems) {
 			}
 		}
 		if s.Feature != "" {
+			if !pb.take(len(sc.Nodes)) {
+				overBudget(s.File, s.Line)
+				return out
+			}
 			for i := range sc.Nodes {
 				if containsFold(sc.Nodes[i].Features, s.Feature) {
 					out = append(out, sc.Nodes[i].Name)
@@ -547,17 +562,30 @@ func (cfg *Config) resolvePartitions(index map[string]int, ps *Problems) {
 			}
 		}
 		var unknown []string
-		names, err := ExpandHostlist(p.NodesExpr)
+		names, err := pb.expand(p.NodesExpr)
 		if err != nil {
 			ps.add(p.File, p.Line, "Nodes", "%v", err)
 		}
+		usedSet := map[string]bool{} // ALL and each NodeSet resolved once
 		for _, n := range names {
 			switch {
 			case strings.EqualFold(n, "ALL"):
+				if usedSet["ALL"] {
+					continue
+				}
+				usedSet["ALL"] = true
+				if !pb.take(len(sc.Nodes)) {
+					overBudget(p.File, p.Line)
+					continue
+				}
 				for i := range sc.Nodes {
 					addNode(sc.Nodes[i].Name)
 				}
 			case sets[n] != nil:
+				if usedSet[n] {
+					continue
+				}
+				usedSet[n] = true
 				for _, m := range setNodes(sets[n]) {
 					if _, ok := index[m]; ok {
 						addNode(m)

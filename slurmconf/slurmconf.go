@@ -183,12 +183,13 @@ func ParseSlurmConf(r io.Reader, name string, src Source) (*SlurmConf, Problems)
 	partDefaults := map[string]KV{}
 	seenNode := map[string]int{}
 	seenPart := map[string]int{}
+	hb := newHostBudget()
 	for li := range lines {
 		ln := &lines[li]
 		first := strings.ToLower(ln.Pairs[0].Key)
 		switch first {
 		case "nodename":
-			c.nodeLine(ln, nodeDefaults, seenNode, &ps)
+			c.nodeLine(ln, nodeDefaults, seenNode, hb, &ps)
 			continue
 		case "partitionname":
 			c.partitionLine(ln, partDefaults, seenPart, &ps)
@@ -274,7 +275,7 @@ func merged(ln *Line, defaults map[string]KV, known map[string]bool, what string
 	return m
 }
 
-func (c *SlurmConf) nodeLine(ln *Line, defaults map[string]KV, seen map[string]int, ps *Problems) {
+func (c *SlurmConf) nodeLine(ln *Line, defaults map[string]KV, seen map[string]int, hb *hostBudget, ps *Problems) {
 	nameExpr := ln.Pairs[0].Value
 	if strings.EqualFold(nameExpr, "DEFAULT") {
 		for k, v := range merged(ln, nil, nodeKeys, "NodeName", ps) {
@@ -286,7 +287,7 @@ func (c *SlurmConf) nodeLine(ln *Line, defaults map[string]KV, seen map[string]i
 		ps.add(ln.File, ln.Line, "NodeName", "empty node name")
 		return
 	}
-	names, err := ExpandHostlist(nameExpr)
+	names, err := hb.expand(nameExpr)
 	if err != nil {
 		ps.add(ln.File, ln.Line, "NodeName", "%v", err)
 		return

@@ -37,6 +37,7 @@ func ParseTopologyConf(r io.Reader, name string, src Source) (*TopologyConf, Pro
 	lines := lex(r, name, src, &ps)
 	tc := &TopologyConf{File: name}
 	seen := map[string]int{}
+	hb := newHostBudget()
 	for li := range lines {
 		ln := &lines[li]
 		first := ln.Pairs[0]
@@ -63,7 +64,7 @@ func ParseTopologyConf(r io.Reader, name string, src Source) (*TopologyConf, Pro
 			switch strings.ToLower(p.Key) {
 			case "nodes":
 				s.NodesExpr = p.Value
-				nodes, err := ExpandHostlist(p.Value)
+				nodes, err := hb.expand(p.Value)
 				if err != nil {
 					ps.add(ln.File, ln.Line, p.Key, "%v", err)
 					ok = false
@@ -71,7 +72,7 @@ func ParseTopologyConf(r io.Reader, name string, src Source) (*TopologyConf, Pro
 				s.Nodes = nodes
 			case "switches":
 				s.SwitchesExpr = p.Value
-				sw, err := ExpandHostlist(p.Value)
+				sw, err := hb.expand(p.Value)
 				if err != nil {
 					ps.add(ln.File, ln.Line, p.Key, "%v", err)
 					ok = false
