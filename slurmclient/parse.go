@@ -11,6 +11,76 @@ import (
 
 var errHostlist = errors.New("bad hostlist")
 
+// Bounds on what one response may make the client allocate. The body cap
+// (256 MiB) does not bound memory: a short hostlist or index range expands
+// to many names.
+const (
+	// MaxGPUIndicesPerNode is the most GPU indices one gres_detail
+	// element (one node of a job) may list: 64 indices. Slurm nodes have
+	// at most 8 or 16 GPUs.
+	MaxGPUIndicesPerNode = 64
+	// MaxResponseNames is the most host names and GPU indices, together,
+	// that the node fields (required_nodes, excluded_nodes, nodes) and
+	// gres_detail of all jobs of one response may expand to: 1,048,576
+	// items, some 32 MB. A response past it is ErrBadResponse naming the
+	// job and field.
+	MaxResponseNames = 1 << 20
+)
+
+// errTooManyNames is wrapped when a response passes MaxResponseNames.
+var errTooManyNames = errors.New("too many host names and GPU indices in one response")
+
+// budget counts the host names and GPU indices expanded from one response
+// against MaxResponseNames. One hostlist is expanded before it is charged,
+// so a response allocates at most MaxResponseNames plus slurmconf.MaxHosts
+// names.
+type budget struct{ left int }
+
+// newBudget returns the budget of one response.
+func newBudget() *budget { return &budget{left: MaxResponseNames} }
+
+// charge takes n items from the budget, failing with errTooManyNames when
+// fewer are left.
+func (b *budget) charge(n int) error {
+	if n > b.left {
+		b.left = 0
+		return fmt.Errorf("%w (limit %d)", errTooManyNames, MaxResponseNames)
+	}
+	b.left -= n
+	return nil
+}
+
+// hosts is expandHostlist charged to the budget.
+func (b *budget) hosts(s string) ([]string, error) {
+	if b.left == 0 && strings.TrimSpace(s) != "" && s != "(null)" {
+		return nil, fmt.Errorf("%w (limit %d)", errTooManyNames, MaxResponseNames)
+	}
+	out, err := expandHostlist(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.charge(len(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// indexMap is indexMap charged to the budget.
+func (b *budget) indexMap(nodes []string, detail []string) (map[string][]int, error) {
+	m, err := indexMap(nodes, detail)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, idx := range m {
+		n += len(idx)
+	}
+	if err := b.charge(n); err != nil {
+		return nil, fmt.Errorf("gres_detail: %w", err)
+	}
+	return m, nil
+}
+
 // expandHostlist expands a Slurm hostlist ("node[1-3,5],gpu01") into names,
 // in order, with Slurm's own rules (slurmconf.ExpandHostlist, which refuses
 // more than slurmconf.MaxHosts names). An empty string is an empty list.
@@ -171,7 +241,8 @@ func splitParen(s string) []string {
 }
 
 // gpuIndices parses the IDX list of a gres_detail element
-// ("gpu:tesla:2(IDX:0-1)", "gpu:2(IDX:0,2-3)"); nil when it has none.
+// ("gpu:tesla:2(IDX:0-1)", "gpu:2(IDX:0,2-3)"); nil when it has none. More
+// than MaxGPUIndicesPerNode indices are an error.
 func gpuIndices(detail string) ([]int, error) {
 	i := strings.Index(detail, "IDX:")
 	if i < 0 {
@@ -194,6 +265,9 @@ func gpuIndices(detail string) ([]int, error) {
 		b, err2 := strconv.Atoi(hi)
 		if err1 != nil || err2 != nil || a < 0 || b < a || b-a > 1<<12 {
 			return nil, fmt.Errorf("gres_detail %q: bad index range %q", detail, r)
+		}
+		if len(out)+b-a+1 > MaxGPUIndicesPerNode {
+			return nil, fmt.Errorf("gres_detail %s: more than %d GPU indices for one node", clip(detail), MaxGPUIndicesPerNode)
 		}
 		for n := a; n <= b; n++ {
 			out = append(out, n)
@@ -227,6 +301,15 @@ func gpuRequest(perNode, perJob, reqStr string) (GPURequest, error) {
 		r.Total = max(r.PerJob, r.PerNode)
 	}
 	return r, nil
+}
+
+// clip quotes s, shortened to its first 64 bytes when longer, so that an
+// error does not repeat a hostile string.
+func clip(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // indexMap pairs gres_detail entries with the allocated nodes, in order.

@@ -61,11 +61,12 @@ func (c *v0038) Jobs(ctx context.Context) ([]Job, error) {
 		return nil, err
 	}
 	var out []Job
+	b := newBudget()
 	for _, j := range deref(r.Jobs) {
 		if !active(strings.ToUpper(deref(j.JobState))) {
 			continue
 		}
-		cj, err := job38(j)
+		cj, err := job38(b, j)
 		if err != nil {
 			return nil, fmt.Errorf("GET %s/jobs: %w", p38, err)
 		}
@@ -85,13 +86,13 @@ func (c *v0038) Job(ctx context.Context, id string) (Job, error) {
 	}
 	for _, j := range deref(r.Jobs) {
 		if j.JobId != nil && strconv.Itoa(*j.JobId) == id {
-			return job38(j)
+			return job38(newBudget(), j)
 		}
 	}
 	return Job{}, fmt.Errorf("GET %s/job/%s: %w", p38, id, ErrJobGone)
 }
 
-func job38(j api.V0038JobResponseProperties) (Job, error) {
+func job38(b *budget, j api.V0038JobResponseProperties) (Job, error) {
 	out := Job{
 		ID:        strconv.Itoa(deref(j.JobId)),
 		Name:      deref(j.Name),
@@ -121,27 +122,28 @@ func job38(j api.V0038JobResponseProperties) (Job, error) {
 		int64(deref(j.HetJobId)), j.HetJobId != nil, deref(j.HetJobIdSet), int64(deref(j.HetJobOffset))); err != nil {
 		return out, err
 	}
-	return finishJob(out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
+	return finishJob(b, out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
 		deref(j.RequiredNodes), deref(j.ExcludedNodes), deref(j.Nodes), deref(j.GresDetail))
 }
 
-// finishJob fills the parsed string fields shared by all versions.
-func finishJob(out Job, perNode, perJob, reqStr, req, exc, nodes string, detail []string) (Job, error) {
+// finishJob fills the parsed string fields shared by all versions, charging
+// the names and GPU indices to b, the budget of the response.
+func finishJob(b *budget, out Job, perNode, perJob, reqStr, req, exc, nodes string, detail []string) (Job, error) {
 	var err error
 	if out.GPUs, err = gpuRequest(perNode, perJob, reqStr); err != nil {
 		return out, fmt.Errorf("job %s: %w: %w", out.ID, ErrBadResponse, err)
 	}
-	if out.RequiredNodes, err = expandHostlist(req); err != nil {
+	if out.RequiredNodes, err = b.hosts(req); err != nil {
 		return out, fmt.Errorf("job %s: required_nodes: %w: %w", out.ID, ErrBadResponse, err)
 	}
-	if out.ExcludedNodes, err = expandHostlist(exc); err != nil {
+	if out.ExcludedNodes, err = b.hosts(exc); err != nil {
 		return out, fmt.Errorf("job %s: excluded_nodes: %w: %w", out.ID, ErrBadResponse, err)
 	}
 	if out.State != "PENDING" {
-		if out.Nodes, err = expandHostlist(nodes); err != nil {
+		if out.Nodes, err = b.hosts(nodes); err != nil {
 			return out, fmt.Errorf("job %s: nodes: %w: %w", out.ID, ErrBadResponse, err)
 		}
-		if out.GPUIndices, err = indexMap(out.Nodes, detail); err != nil {
+		if out.GPUIndices, err = b.indexMap(out.Nodes, detail); err != nil {
 			return out, fmt.Errorf("job %s: %w: %w", out.ID, ErrBadResponse, err)
 		}
 	}

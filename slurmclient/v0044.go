@@ -59,8 +59,9 @@ func (c *v0044) Jobs(ctx context.Context) ([]Job, error) {
 		return nil, err
 	}
 	var out []Job
+	b := newBudget()
 	for _, j := range r.Jobs {
-		cj, err := job44(j)
+		cj, err := job44(b, j)
 		if err != nil {
 			return nil, fmt.Errorf("GET %s/jobs: %w", p44, err)
 		}
@@ -82,7 +83,7 @@ func (c *v0044) Job(ctx context.Context, id string) (Job, error) {
 	}
 	for _, j := range r.Jobs {
 		if j.JobId != nil && strconv.Itoa(int(*j.JobId)) == id {
-			return job44(j)
+			return job44(newBudget(), j)
 		}
 	}
 	return Job{}, fmt.Errorf("GET %s/job/%s: %w", p44, id, ErrJobGone)
@@ -102,7 +103,7 @@ func noVal64v44(p *api.V0044Uint64NoValStruct) int64 {
 	return deref(p.Number)
 }
 
-func job44(j api.V0044JobInfo) (Job, error) {
+func job44(b *budget, j api.V0044JobInfo) (Job, error) {
 	if j.JobId == nil {
 		return Job{}, fmt.Errorf("%w: job without job_id", ErrBadResponse)
 	}
@@ -136,7 +137,7 @@ func job44(j api.V0044JobInfo) (Job, error) {
 		het, hetSet, deref(j.HetJobIdSet), offset); err != nil {
 		return out, err
 	}
-	return finishJob(out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
+	return finishJob(b, out, deref(j.TresPerNode), deref(j.TresPerJob), deref(j.TresReqStr),
 		deref(j.RequiredNodes), deref(j.ExcludedNodes), deref(j.Nodes), strs(j.GresDetail))
 }
 
