@@ -17,6 +17,7 @@ import (
 
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
 )
 
 // Config is the sidecar's configuration, read from a TOML file by
@@ -273,6 +274,9 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 		if u.Host == "" {
 			add("slurm.url", "no host in %q", c.Slurm.URL)
 		}
+		if u.User != nil {
+			add("slurm.url", "%q carries credentials, which slurmrestd does not use: remove them (the token file authenticates)", u.Redacted())
+		}
 		if c.Slurm.TokenFile == "" {
 			add("slurm.token_file", "required with an %s:// URL", u.Scheme)
 		}
@@ -347,6 +351,20 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	return ps
 }
 
+// Warnings returns what the configuration allows but an admin should know:
+// a token sent in clear text (http://) to a host that is not this machine.
+func (c *Config) Warnings() []string {
+	u, err := url.Parse(c.Slurm.URL)
+	if err != nil || u.Scheme != "http" {
+		return nil
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return []string{fmt.Sprintf("slurm.url: %s sends the token in clear text to %s; use https:// or a unix:// socket", u.Redacted(), host)}
+}
+
 // CheckFiles checks that the files the configuration names exist and can
 // be read: the token file, the CA file, slurm.conf in the configuration
 // directory, and the state file's directory. It returns every problem.
@@ -364,7 +382,9 @@ func (c *Config) CheckFiles(name string) Problems {
 		f.Close()
 	}
 	if c.Slurm.TokenFile != "" && !strings.HasPrefix(c.Slurm.URL, "unix:") {
-		readable("slurm.token_file", c.Slurm.TokenFile)
+		if err := slurmclient.CheckTokenFile(c.Slurm.TokenFile); err != nil {
+			add("slurm.token_file", "%v", err)
+		}
 	}
 	if c.Slurm.CAFile != "" {
 		readable("slurm.ca_file", c.Slurm.CAFile)

@@ -31,6 +31,7 @@ type metrics struct {
 	lastSuccess    prometheus.Gauge
 	replaced       prometheus.Counter
 	stateErrors    prometheus.Counter
+	deadlines      prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -71,11 +72,13 @@ func newMetrics() *metrics {
 			Name: "asrpt_last_success_timestamp_seconds", Help: "Unix time of the last cycle that completed."}),
 		replaced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_replacements_total", Help: "Dispatched jobs given new nodes because Slurm had not started them on the old ones."}),
+		deadlines: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_cycle_deadline_total", Help: "Cycles whose writes were ended by the cycle deadline (twice the interval, at least a minute); the rest went out in later cycles."}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
 	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
-		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors,
+		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

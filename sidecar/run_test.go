@@ -95,8 +95,8 @@ func TestRun(t *testing.T) {
 		if n := strings.Count(logs.String(), "cycle failed"); n != 1 {
 			t.Errorf("outage logged %d times, want once:\n%s", n, logs.String())
 		}
-		if !strings.Contains(logs.String(), "cycles recovered") {
-			t.Errorf("recovery not logged:\n%s", logs.String())
+		if !strings.Contains(logs.String(), "cycles recovered") || !strings.Contains(logs.String(), `"failed_cycles":5`) {
+			t.Errorf("recovery not logged with its 5 failed cycles:\n%s", logs.String())
 		}
 		// Ten quiet minutes: one cycle per interval, no writes.
 		h.fake.ResetWrites()

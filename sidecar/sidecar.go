@@ -240,6 +240,8 @@ type CycleReport struct {
 	Writes   map[string]int
 	Failed   map[string]int
 	Deferred int
+	// DeadlineHit is set when the cycle's deadline ended its writes.
+	DeadlineHit bool
 	// Backoff counts the changed values not sent this cycle because the
 	// last write of the same kind to the same job failed and its backoff
 	// runs.
@@ -301,7 +303,15 @@ func (s *Sidecar) Plan(ctx context.Context, now time.Time) (CycleReport, error) 
 	return s.cycle(ctx, now, true)
 }
 
-func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleReport, error) {
+// cycleDeadline bounds one cycle's reads and writes: twice the interval, at
+// least a minute. A slow slurmrestd then ends a cycle's writes at the
+// deadline (the rest go out next cycle) instead of holding the cycle for
+// as long as the queue is.
+func (s *Sidecar) cycleDeadline() time.Duration { return max(2*s.cfg.Interval, time.Minute) }
+
+func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleReport, error) {
+	ctx, cancel := context.WithTimeout(parent, s.cycleDeadline())
+	defer cancel()
 	start := time.Now()
 	rep := CycleReport{Time: now, Jobs: map[string]int{}, Writes: map[string]int{}, Failed: map[string]int{}}
 	clear(s.seen)
@@ -331,8 +341,15 @@ func (s *Sidecar) cycle(ctx context.Context, now time.Time, dry bool) (CycleRepo
 	ranked := s.rank()
 	want := s.label(ranked)
 	if err := s.apply(ctx, ranked, want, dry, &rep); err != nil {
-		s.closeIncidents()
-		return s.fail(rep, start, "write", err)
+		if parent.Err() != nil || ctx.Err() == nil {
+			s.closeIncidents()
+			return s.fail(rep, start, "write", err)
+		}
+		// The cycle's deadline, not a shutdown: what was written stays
+		// written and is saved; the rest goes out next cycle.
+		rep.DeadlineHit = true
+		s.m.deadlines.Inc()
+		s.incident("deadline", err)
 	}
 	if dry {
 		rep.Plan = s.plan(ranked, want, jobs)
@@ -376,7 +393,14 @@ func (s *Sidecar) incident(key string, err error) {
 	s.seen[key] = true
 	s.active[key]++
 	if s.active[key] == 1 {
-		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg("slurm call failed; retrying in later cycles")
+		msg := "slurm call failed; retrying in later cycles"
+		switch key {
+		case "state":
+			msg = "state file could not be saved; retrying in later cycles"
+		case "deadline":
+			msg = "cycle deadline reached before every write went out; the rest go out in later cycles"
+		}
+		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg(msg)
 	}
 }
 
@@ -495,6 +519,9 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 	var arrivals []*entry
 	for i := range jobs {
 		sj := &jobs[i]
+		if i > 0 && jobs[i-1].ID == sj.ID {
+			continue // listed twice (the client orders jobs by id): counted once
+		}
 		e := s.entries[sj.ID]
 		switch {
 		case sj.State == "PENDING" && sj.Held:
@@ -525,7 +552,9 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			}
 			continue
 		}
-		if e.prio != 0 && !sj.Held && !e.handsOff && sj.Priority != e.prio {
+		// A priority of 0 on a job that is not held is no value at all (a
+		// response without one, or out of range): it proves nothing.
+		if e.prio != 0 && !sj.Held && !e.handsOff && sj.Priority != 0 && sj.Priority != e.prio {
 			e.handsOff = true
 			s.dirty = true
 			s.log.Info().Str("job", e.id).Uint32("wrote", e.prio).Uint32("now", sj.Priority).
@@ -1009,7 +1038,7 @@ func (s *Sidecar) Run(ctx context.Context) error {
 	backoff := time.Second
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	failing := false
+	failing, failed := false, 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -1022,8 +1051,7 @@ func (s *Sidecar) Run(ctx context.Context) error {
 		case err != nil && ctx.Err() != nil:
 			return s.shutdown()
 		case err != nil:
-			s.seen["cycle"] = true
-			s.active["cycle"]++
+			failed++
 			if !failing {
 				s.log.Warn().Err(err).Str("reason", Reason(err)).Msg("cycle failed; retrying with backoff")
 			}
@@ -1032,22 +1060,27 @@ func (s *Sidecar) Run(ctx context.Context) error {
 			backoff *= 2
 		default:
 			if failing {
-				s.log.Info().Int("failed_cycles", s.active["cycle"]).Msg("cycles recovered")
-				delete(s.active, "cycle")
+				s.log.Info().Int("failed_cycles", failed).Msg("cycles recovered")
 			}
-			failing, backoff = false, time.Second
+			failing, failed, backoff = false, 0, time.Second
 			ev := s.log.Debug()
 			if s.cfg.DryRun {
+				// One summary line a cycle; the plan's rows only at debug
+				// level (a queue of 100,000 jobs would be that many lines
+				// every cycle).
 				ev = s.log.Info()
-				for _, r := range rep.Plan {
-					s.log.Info().Int("rank", r.Rank).Str("job", r.JobID).Str("user", r.User).Str("name", r.Name).
-						Int("gpus", r.GPUs).Float64("predicted_s", r.Predicted).Str("stage", r.Stage).
-						Uint32("priority_now", r.PriorityNow).Uint32("priority_new", r.PriorityNew).
-						Str("nodes", strings.Join(r.Nodes, ",")).Msg("plan")
+				if s.log.GetLevel() <= zerolog.DebugLevel {
+					for _, r := range rep.Plan {
+						s.log.Debug().Int("rank", r.Rank).Str("job", r.JobID).Str("user", r.User).Str("name", r.Name).
+							Str("shape", r.Shape).Int("gpus", r.GPUs).Float64("predicted_s", r.Predicted).Str("stage", r.Stage).
+							Uint32("priority_now", r.PriorityNow).Uint32("priority_new", r.PriorityNew).
+							Str("nodes", strings.Join(r.Nodes, ",")).Str("note", r.Note).Msg("plan")
+					}
 				}
 			}
 			ev.Dur("took", rep.Duration).Int("arrived", rep.Arrived).Int("dispatched", rep.Dispatched).
 				Interface("writes", rep.Writes).Interface("failed", rep.Failed).Int("deferred", rep.Deferred).
+				Int("backoff", rep.Backoff).Bool("deadline", rep.DeadlineHit).
 				Interface("jobs", rep.Jobs).Bool("dry_run", s.cfg.DryRun).Msg("cycle")
 		}
 		timer.Reset(delay)

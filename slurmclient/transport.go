@@ -254,20 +254,65 @@ type tokenSource struct {
 	sun   string
 }
 
+// MaxTokenFile is the largest token file read, bytes (Slurm's tokens are
+// a few hundred bytes).
+const MaxTokenFile = 64 << 10
+
+// CheckTokenFile checks the token file at path as the client reads it: a
+// regular file of at most MaxTokenFile bytes, neither readable nor
+// writable by every user, owned by root or by this process's user, holding
+// one token. The errors name the file and what to change.
+func CheckTokenFile(path string) error {
+	_, _, err := (&tokenSource{path: path}).get()
+	return err
+}
+
+// readTokenFile checks the file at path as CheckTokenFile says (all but
+// its content) and returns its stat.
+func readTokenFile(path string) (os.FileInfo, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("slurmclient: token file %s: %w: %s", path, ErrInvalid, fmt.Sprintf(format, a...))
+	}
+	// Stat, not open, first: opening a FIFO blocks until a writer comes.
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("slurmclient: token file: %w", err)
+	case !st.Mode().IsRegular():
+		return nil, bad("not a regular file (%s)", st.Mode().Type())
+	case st.Size() > MaxTokenFile:
+		return nil, bad("%d bytes, more than %d (MaxTokenFile)", st.Size(), MaxTokenFile)
+	case st.Mode().Perm()&0o006 != 0:
+		return nil, bad("readable or writable by every user (mode %04o): chmod o-rw %s", st.Mode().Perm(), path)
+	}
+	if uid, ok := fileOwner(st); ok && uid != 0 && uid != os.Getuid() {
+		return nil, bad("owned by uid %d, neither root nor this user (uid %d)", uid, os.Getuid())
+	}
+	return st, nil
+}
+
 // get returns the token and its "sun" (user name) claim.
 func (s *tokenSource) get() (string, string, error) {
-	st, err := os.Stat(s.path)
+	st, err := readTokenFile(s.path)
 	if err != nil {
-		return "", "", fmt.Errorf("slurmclient: token file: %w", err)
+		return "", "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tok != "" && st.Size() == s.size && st.ModTime().Equal(s.mtime) {
 		return s.tok, s.sun, nil
 	}
-	b, err := os.ReadFile(s.path)
+	f, err := os.Open(s.path)
 	if err != nil {
 		return "", "", fmt.Errorf("slurmclient: token file: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxTokenFile+1))
+	f.Close()
+	if err != nil {
+		return "", "", fmt.Errorf("slurmclient: token file: %w", err)
+	}
+	if len(b) > MaxTokenFile {
+		return "", "", fmt.Errorf("slurmclient: token file %s: %w: more than %d bytes (MaxTokenFile)", s.path, ErrInvalid, MaxTokenFile)
 	}
 	tok := strings.TrimSpace(string(b))
 	tok = strings.TrimPrefix(tok, "SLURM_JWT=")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -67,7 +68,10 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}()
 	}
-	log.Info().Str("config", *path).Str("policy", cfg.Policy).Str("slurm", cfg.Slurm.URL).Str("api", client.APIVersion()).
+	for _, w := range cfg.Warnings() {
+		log.Warn().Str("config", *path).Msg(w)
+	}
+	log.Info().Str("config", *path).Str("policy", cfg.Policy).Str("slurm", redacted(cfg.Slurm.URL)).Str("api", client.APIVersion()).
 		Int("nodes", len(cl.Nodes)).Int("gpus", cl.TotalGPUs()).Bool("dry_run", cfg.DryRun).
 		Str("metrics", cfg.MetricsListen).Msg("sidecar started")
 	err = s.Run(ctx)
@@ -103,6 +107,9 @@ func checkConfig(cfg sidecar.Config, err error, path string, stdout io.Writer) e
 		n++
 	} else if n == 0 {
 		fmt.Fprintf(stdout, "%s: ok (%d nodes, %d GPUs in %s)\n", path, len(cl.Nodes), cl.TotalGPUs(), cfg.Slurm.ConfDir)
+	}
+	for _, w := range cfg.Warnings() {
+		fmt.Fprintf(stdout, "%s: warning: %s\n", path, w)
 	}
 	if n > 0 {
 		return fmt.Errorf("%s: %d problems", path, n)
@@ -163,4 +170,13 @@ func connectRetry(ctx context.Context, cfg sidecar.Config, log zerolog.Logger) (
 		}
 		delay = min(2*delay, cfg.Interval)
 	}
+}
+
+// redacted returns a URL for a log line, with any password masked.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
