@@ -37,9 +37,9 @@ func runConf(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch args[0] {
 	case "check":
-		return confCheck(args[1:], stdout, stderr)
+		return confCheck(ctx, args[1:], stdout, stderr)
 	case "show":
-		return confShow(args[1:], stdout, stderr)
+		return confShow(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		confUsage(stderr)
 		return flag.ErrHelp
@@ -92,14 +92,14 @@ func readTopoFile(path string) (*topo.Topology, error) {
 	return t, nil
 }
 
-func confCheck(args []string, stdout, stderr io.Writer) error {
+func confCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("conf check", stderr)
 	var cf confFlags
 	cf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := cf.load()
+	cfg, err := untilDone(ctx, "conf", cf.load)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func confCheck(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func confShow(args []string, stdout, stderr io.Writer) error {
+func confShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("conf show", stderr)
 	var cf confFlags
 	cf.register(fs)
@@ -124,7 +124,7 @@ func confShow(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := cf.load()
+	cfg, err := untilDone(ctx, "conf", cf.load)
 	if err != nil {
 		return err
 	}

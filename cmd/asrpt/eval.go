@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
+	"github.com/asrpt/asrpt/internal/atomicfile"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/trace"
@@ -69,7 +69,7 @@ func readHistory(path, format string) ([]job.Job, error) {
 	return trace.ReadFile(path, f)
 }
 
-func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stderr)
 	history := fs.String("history", "", "accounting history `file`")
 	format := fs.String("format", "native", "history format: native, sacct or helios")
@@ -84,7 +84,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := readHistory(*history, *format)
+	jobs, err := untilDone(ctx, "read history", func() ([]job.Job, error) { return readHistory(*history, *format) })
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			predictor.NamedTrainConfig{Name: "forest-okonly", Config: okOnly},
 			predictor.NamedTrainConfig{Name: "forest-q80", Config: q80})
 	}
-	rep, err := predictor.Evaluate(jobs, ec)
+	rep, err := untilDone(ctx, "eval", func() (*predictor.EvalReport, error) { return predictor.Evaluate(jobs, ec) })
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,13 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("json: %w", err)
 		}
-		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if err := atomicfile.Write(*jsonOut, func(w io.Writer) error {
+			_, err := w.Write(append(data, '\n'))
+			return err
+		}); err != nil {
 			return fmt.Errorf("json: %w", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/predictor"
 )
 
@@ -12,7 +13,7 @@ func init() {
 	register("train", "train the run-time forest on a history and write a model file", runTrain)
 }
 
-func runTrain(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("train", stderr)
 	history := fs.String("history", "", "accounting history `file`")
 	format := fs.String("format", "native", "history format: native, sacct or helios")
@@ -28,13 +29,16 @@ func runTrain(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	jobs, err := readHistory(*history, *format)
+	jobs, err := untilDone(ctx, "read history", func() ([]job.Job, error) { return readHistory(*history, *format) })
 	if err != nil {
 		return err
 	}
-	m, err := predictor.Train(jobs, cfg)
+	m, err := untilDone(ctx, "train", func() (*predictor.Model, error) { return predictor.Train(jobs, cfg) })
 	if err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("train: %w", err)
 	}
 	if err := m.SaveFile(*out); err != nil {
 		return err
