@@ -236,3 +236,17 @@ func TestCheckFilesTokenFile(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNestingBounded: a configuration nested 10,000 levels deep is
+// refused before decoding, at once, naming the line.
+func TestConfigNestingBounded(t *testing.T) {
+	in := "[slurm]\nurl = \"unix:///s\"\na = " + strings.Repeat("{b=", 10000) + "1" + strings.Repeat("}", 10000) + "\n"
+	start := time.Now()
+	_, err := ParseConfig([]byte(in), "deep.toml")
+	if err == nil || !strings.Contains(err.Error(), "deep.toml:3") || !strings.Contains(err.Error(), "nested") {
+		t.Errorf("error %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/asrpt/asrpt/internal/tomlbound"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -179,7 +180,7 @@ type field struct {
 // one Problems error. Files named by the configuration (token, CA, Slurm
 // configuration directory) are checked by CheckFiles, not here.
 func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := tomlbound.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
@@ -189,6 +190,10 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig is LoadConfig on data, with name used in problems.
 func ParseConfig(data []byte, name string) (Config, error) {
 	c := DefaultConfig()
+	// Bounded before decoding: nesting makes the decoder quadratic.
+	if line, err := tomlbound.Check(data); err != nil {
+		return c, Problems{{File: name, Line: line, Msg: err.Error()}}
+	}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
