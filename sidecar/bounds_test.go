@@ -250,3 +250,20 @@ func TestConfigNestingBounded(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// TestConfigParamsSameRangesAsReplay: the policy tunables are checked by
+// policy.Params.Validate, as the replay's flags are.
+func TestConfigParamsSameRangesAsReplay(t *testing.T) {
+	for _, c := range []struct{ line, key string }{
+		{"tau = nan", "policy.tau"},
+		{"tau = 2000.0", "policy.tau"},
+		{"slack = -1.0", "policy.slack"},
+		{"comm_heavy = 0.1", "policy.comm_heavy"},
+		{"depth = -7", "policy.depth"},
+	} {
+		_, err := ParseConfig([]byte("[slurm]\nurl = \"unix:///s\"\n[policy]\n"+c.line+"\n"), "asrpt.toml")
+		if err == nil || !strings.Contains(err.Error(), "asrpt.toml:4") || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s: %v", c.line, err)
+		}
+	}
+}

@@ -320,17 +320,10 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 			add("policy.name", "%v", err)
 		}
 	}
-	if !(c.Params.CommHeavy >= 1) {
-		add("policy.comm_heavy", "%g: must be at least 1", c.Params.CommHeavy)
-	}
-	if !(c.Params.Tau >= 0) {
-		add("policy.tau", "%g: must not be negative", c.Params.Tau)
-	}
-	if !(c.Params.Slack >= 0) {
-		add("policy.slack", "%g: must not be negative", c.Params.Slack)
-	}
-	if c.Params.Depth < 0 {
-		add("policy.depth", "%d: must not be negative (0: no bound)", c.Params.Depth)
+	// The ranges the replay's flags are checked against too (one rule).
+	var pe *policy.ParamError
+	if err := c.Params.Validate(); errors.As(err, &pe) && pe.Name != "unseen" && pe.Name != "rank" && pe.Name != "reservations" {
+		add("policy."+pe.Name, "%s: want %s", pe.Value, pe.Want)
 	}
 	if c.Params.Reservations < 1 {
 		add("policy.reservations", "%d: must be at least 1", c.Params.Reservations)
