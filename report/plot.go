@@ -23,6 +23,25 @@ const maxCurvePoints = 2000
 // PlotJCTCDF writes the CDF of job completion times per policy (log-scaled
 // time axis) to path; the format follows the extension (.svg, .png, .pdf).
 func PlotJCTCDF(path string, results []*sim.Result) error {
+	return savePlot(path, results, JCTCDFWriter)
+}
+
+// PlotQueue writes the number of pending jobs over time per policy to path.
+func PlotQueue(path string, results []*sim.Result) error {
+	return savePlot(path, results, QueueWriter)
+}
+
+func savePlot(path string, results []*sim.Result, writer func(string, []*sim.Result) (func(io.Writer) error, error)) error {
+	w, err := writer(path, results)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, w)
+}
+
+// JCTCDFWriter returns what PlotJCTCDF writes to path, as a function
+// writing the file's content (for a set of outputs written all or nothing).
+func JCTCDFWriter(path string, results []*sim.Result) (func(io.Writer) error, error) {
 	p := plot.New()
 	p.Title.Text = "Job completion time CDF"
 	p.X.Label.Text = "JCT (s)"
@@ -47,14 +66,15 @@ func PlotJCTCDF(path string, results []*sim.Result) error {
 		}
 		pts = append(pts, plotter.XY{X: jct[len(jct)-1], Y: 1})
 		if err := addLine(p, i, r.Policy, pts); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return save(p, path)
+	return render(p, path)
 }
 
-// PlotQueue writes the number of pending jobs over time per policy to path.
-func PlotQueue(path string, results []*sim.Result) error {
+// QueueWriter returns what PlotQueue writes to path, as a function writing
+// the file's content.
+func QueueWriter(path string, results []*sim.Result) (func(io.Writer) error, error) {
 	p := plot.New()
 	p.Title.Text = "Pending jobs over time"
 	p.X.Label.Text = "time since first submit (h)"
@@ -71,10 +91,10 @@ func PlotQueue(path string, results []*sim.Result) error {
 			pts = append(pts, plotter.XY{X: (r.Queue[k].Time - t0) / 3600, Y: float64(r.Queue[k].Pending)})
 		}
 		if err := addLine(p, i, r.Policy, pts); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return save(p, path)
+	return render(p, path)
 }
 
 func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
@@ -90,19 +110,20 @@ func addLine(p *plot.Plot, i int, name string, pts plotter.XYs) error {
 	return nil
 }
 
-func save(p *plot.Plot, path string) error {
+// render returns a function writing p in the format of path's extension.
+func render(p *plot.Plot, path string) (func(io.Writer) error, error) {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	switch ext {
 	case "svg", "png", "pdf":
 	default:
-		return fmt.Errorf("plot %s: unsupported format %q (svg, png or pdf)", path, ext)
+		return nil, fmt.Errorf("plot %s: unsupported format %q (svg, png or pdf)", path, ext)
 	}
 	w, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, ext)
 	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
+		return nil, fmt.Errorf("plot %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, func(out io.Writer) error {
+	return func(out io.Writer) error {
 		_, err := w.WriteTo(out)
 		return err
-	})
+	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asrpt/asrpt/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -224,28 +225,40 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	if err := rep.WriteTable(stdout); err != nil {
 		return err
 	}
+	// The output files are written all or nothing: a failure in any of
+	// them leaves none of them, and every path as it was.
+	var out atomicfile.Set
 	if f.jsonPath != "" {
-		if err := report.WriteFileAtomic(f.jsonPath, rep.WriteJSON); err != nil {
+		if err := out.Add(f.jsonPath, rep.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if f.csvPath != "" {
-		if err := report.WriteFileAtomic(f.csvPath, rep.WriteCSV); err != nil {
+		if err := out.Add(f.csvPath, rep.WriteCSV); err != nil {
 			return err
 		}
 	}
 	if keep {
 		if err := os.MkdirAll(f.plotDir, 0o755); err != nil {
+			out.Abort()
 			return fmt.Errorf("plots: %w", err)
 		}
-		if err := report.PlotJCTCDF(filepath.Join(f.plotDir, "jct-cdf.svg"), results); err != nil {
-			return err
-		}
-		if err := report.PlotQueue(filepath.Join(f.plotDir, "queue.svg"), results); err != nil {
-			return err
+		for _, p := range []struct {
+			name   string
+			writer func(string, []*sim.Result) (func(io.Writer) error, error)
+		}{{"jct-cdf.svg", report.JCTCDFWriter}, {"queue.svg", report.QueueWriter}} {
+			path := filepath.Join(f.plotDir, p.name)
+			w, err := p.writer(path, results)
+			if err == nil {
+				err = out.Add(path, w)
+			}
+			if err != nil {
+				out.Abort()
+				return err
+			}
 		}
 	}
-	return nil
+	return out.Commit()
 }
 
 // newPredictor returns a fresh predictor by name, seeded; the online forest

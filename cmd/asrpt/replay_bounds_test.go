@@ -132,3 +132,33 @@ func TestReplayHugeValues(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayOutputsAllOrNothing: when one output cannot be written (the
+// plot directory is a file), none of the others is left behind.
+func TestReplayOutputsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	plots := filepath.Join(dir, "plots")
+	if err := os.WriteFile(plots, []byte("a file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js, csv := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"replay", "--jobs", "50", "--nodes", "2", "--gpus-per-node", "8", "--policies", "fifo",
+		"--progress", "never", "--json", js, "--csv", csv, "--plots", plots}, &stdout, &stderr)
+	if code == 0 {
+		t.Fatalf("replay with a file as plot directory succeeded:\n%s", stdout.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left after the failed replay: %v", entries)
+	}
+	if code := run([]string{"replay", "--jobs", "50", "--nodes", "2", "--gpus-per-node", "8", "--policies", "fifo",
+		"--progress", "never", "--json", js, "--csv", csv, "--plots", filepath.Join(dir, "p")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("replay: %s", stderr.String())
+	}
+	for _, p := range []string{js, csv, filepath.Join(dir, "p", "jct-cdf.svg"), filepath.Join(dir, "p", "queue.svg")} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}

@@ -46,3 +46,65 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	}
 	return nil
 }
+
+// Set writes several files all or nothing: Add writes each to a temporary
+// file beside its path, Commit puts them all in place, Abort (or a failed
+// Add) removes every temporary file and leaves every path as it was. A
+// Set is not safe for concurrent use.
+type Set struct {
+	staged []staged
+}
+
+type staged struct{ tmp, path string }
+
+// Add writes path's content, through write, to a temporary file beside
+// path. On error nothing of the set stays behind: every file added so far
+// is removed too.
+func (s *Set) Add(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		s.Abort()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	s.staged = append(s.staged, staged{tmp: tmp.Name(), path: path})
+	err = func() error {
+		defer tmp.Close()
+		if err := tmp.Chmod(0o644); err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(tmp, 1<<16)
+		if err := write(bw); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return tmp.Sync()
+	}()
+	if err != nil {
+		s.Abort()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Commit renames every added file into place, in the order added.
+func (s *Set) Commit() error {
+	for i, f := range s.staged {
+		if err := os.Rename(f.tmp, f.path); err != nil {
+			s.staged = s.staged[i:]
+			s.Abort()
+			return fmt.Errorf("write %s: %w", f.path, err)
+		}
+	}
+	s.staged = nil
+	return nil
+}
+
+// Abort removes every added file that is not in place yet.
+func (s *Set) Abort() {
+	for _, f := range s.staged {
+		os.Remove(f.tmp)
+	}
+	s.staged = nil
+}

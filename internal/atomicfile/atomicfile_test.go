@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,51 @@ func TestWrite(t *testing.T) {
 	}
 	if err := Write(filepath.Join(dir, "missing", "f"), func(io.Writer) error { return nil }); err == nil {
 		t.Error("write into a missing directory succeeded")
+	}
+}
+
+// TestSetAllOrNothing: a set whose third file fails leaves none of the
+// three, and the paths as they were; a set that succeeds puts all in place.
+func TestSetAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "c.svg")
+	if err := os.WriteFile(a, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	var s Set
+	if err := s.Add(a, text("new a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(b, text("new b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(c, func(io.Writer) error { return errors.New("plot failed") }); err == nil || !strings.Contains(err.Error(), c) {
+		t.Fatalf("error %v, want one naming %s", err, c)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "old" {
+		t.Errorf("a is %q after the failed set", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left after the failed set: %v", entries)
+	}
+	var ok Set
+	for _, p := range []string{a, b, c} {
+		if err := ok.Add(p, text("x "+p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ok.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b, c} {
+		if got, _ := os.ReadFile(p); string(got) != "x "+p {
+			t.Errorf("%s = %q", p, got)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("files after the set: %v", entries)
 	}
 }
