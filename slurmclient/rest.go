@@ -301,10 +301,12 @@ func update(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u Jo
 				id, ErrNotApplied, f.name, before.GPUs.Total))
 		}
 		switch {
-		case werr != nil && f.verify(after) && !f.verify(before):
+		case werr != nil && f.verify(after) && !f.verify(before) && !errors.Is(werr, ErrNotPersistent):
 			// The re-read decides, not the status line: Slurm 22.05 answers
 			// an update of an array's pending tasks with "job array update
-			// failed" and applies it.
+			// failed" and applies it. (A priority Slurm calls not
+			// persistent is in effect too, but will not last: that answer
+			// stays ErrNotPersistent.)
 			applied = append(applied, f.name)
 			refusal = werr
 		case werr != nil:

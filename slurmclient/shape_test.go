@@ -217,3 +217,20 @@ func TestExpandIDSet(t *testing.T) {
 		}
 	}
 }
+
+// TestNotPersistentStaysNotPersistent: 2095 (an owner lowering a priority:
+// applied, but not lasting) stays ErrNotPersistent although the re-read
+// shows the value.
+func TestNotPersistentStaysNotPersistent(t *testing.T) {
+	s, id := newShapeSim(t, "24.11", "v0.0.42", ShapePlain)
+	f := newFake(t)
+	f.onPost = func(_ string, b []byte) route {
+		s.apply(b)
+		return route{500, []byte(`{"errors":[{"error_number":2095,"error":"Changes to job priority are not persistent, change nice instead"}]}`)}
+	}
+	f.srv.Config.Handler = wrapGet(f, s, "/slurm/v0.0.42/job/"+id)
+	err := f.client(t, "v0.0.42").UpdateJob(ctxT(t), id, JobUpdate{Priority: ptr(uint32(50))})
+	if !errors.Is(err, ErrNotPersistent) || errors.Is(err, ErrAppliedDespiteError) {
+		t.Errorf("error %v, want ErrNotPersistent", err)
+	}
+}
