@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/asrpt/asrpt/internal/regularfile"
 )
 
 // Config says how to reach slurmrestd.
@@ -273,13 +275,15 @@ func readTokenFile(path string) (os.FileInfo, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("slurmclient: token file %s: %w: %s", path, ErrInvalid, fmt.Sprintf(format, a...))
 	}
-	// Stat, not open, first: opening a FIFO blocks until a writer comes.
-	st, err := os.Stat(path)
+	f, st, err := regularfile.Open(path)
 	switch {
+	case errors.Is(err, regularfile.ErrNotRegular):
+		return nil, fmt.Errorf("slurmclient: token file: %w: %v", ErrInvalid, err)
 	case err != nil:
 		return nil, fmt.Errorf("slurmclient: token file: %w", err)
-	case !st.Mode().IsRegular():
-		return nil, bad("not a regular file (%s)", st.Mode().Type())
+	}
+	f.Close()
+	switch {
 	case st.Size() > MaxTokenFile:
 		return nil, bad("%d bytes, more than %d (MaxTokenFile)", st.Size(), MaxTokenFile)
 	case st.Mode().Perm()&0o006 != 0:

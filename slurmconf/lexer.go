@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/asrpt/asrpt/internal/regularfile"
 )
 
 // Limits that keep parsing bounded on hostile input.
@@ -66,29 +67,17 @@ type OSSource struct{}
 
 // ErrNotRegular is returned (wrapped) by OSSource.ReadFile for a path that
 // is not a regular file: a FIFO or device could block the read forever.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = regularfile.ErrNotRegular
 
 // ReadFile reads path, refusing files larger than MaxFileSize and paths that
 // are not regular files. It stats path before opening it, since opening a
 // FIFO blocks until a writer comes.
 func (OSSource) ReadFile(path string) ([]byte, error) {
-	// A failed Stat is left to Open, whose error ("open PATH: …") is
-	// the one reported.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, st.Mode().Type())
-	}
-	f, err := os.Open(path)
+	f, _, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() { // replaced between Stat and Open
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, st.Mode().Type())
-	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, err

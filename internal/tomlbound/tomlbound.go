@@ -10,7 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/asrpt/asrpt/internal/regularfile"
 )
 
 const (
@@ -33,30 +34,18 @@ var (
 	// ErrNotRegular is returned (wrapped) for a path that is not a
 	// regular file (a FIFO, a device, a directory), which could block or
 	// never end.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = regularfile.ErrNotRegular
 )
 
 // ReadFile reads the TOML file at path: a regular file of at most MaxSize
 // bytes. It stats path before opening it, so that a FIFO is refused
 // instead of blocking the open. Errors name path.
 func ReadFile(path string) ([]byte, error) {
-	// A failed Stat is left to Open, whose error ("open PATH: …") is
-	// the one reported.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, st.Mode().Type())
-	}
-	f, err := os.Open(path)
+	f, _, err := regularfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() { // replaced between Stat and Open
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, st.Mode().Type())
-	}
 	return Read(f, path)
 }
 
