@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -155,21 +157,23 @@ func FuzzLookup(f *testing.F) {
 	f.Add("GPT2-1.5B ", 3)
 	f.Add("", -1)
 	f.Fuzz(func(t *testing.T, model string, gpus int) {
-		if gpus > 1<<20 {
-			gpus %= 1 << 20 // keep the profiles small enough to build
-		}
-		p, err := Lookup(model, gpus)
-		if err != nil {
-			if p != nil {
-				t.Fatal("profile returned with an error")
+		fuzzbound.Within(t, time.Second, func() {
+			if gpus > 1<<20 {
+				gpus %= 1 << 20 // keep the profiles small enough to build
 			}
-			return
-		}
-		if err := p.Validate(); err != nil {
-			t.Fatalf("Lookup(%q, %d) returned an invalid profile: %v", model, gpus, err)
-		}
-		if p.GPUs() != gpus {
-			t.Fatalf("Lookup(%q, %d) has %d GPUs", model, gpus, p.GPUs())
-		}
+			p, err := Lookup(model, gpus)
+			if err != nil {
+				if p != nil {
+					t.Fatal("profile returned with an error")
+				}
+				return
+			}
+			if err := p.Validate(); err != nil {
+				t.Fatalf("Lookup(%q, %d) returned an invalid profile: %v", model, gpus, err)
+			}
+			if p.GPUs() != gpus {
+				t.Fatalf("Lookup(%q, %d) has %d GPUs", model, gpus, p.GPUs())
+			}
+		})
 	})
 }

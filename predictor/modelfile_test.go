@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 func smallModel(t testing.TB) *Model {
@@ -186,26 +189,28 @@ func FuzzDecodeModel(f *testing.F) {
 	f.Add([]byte(fileMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// Fix the checksum so the fuzzer reaches the parser behind it.
-		if len(data) >= 4 {
-			data = binary.LittleEndian.AppendUint32(append([]byte{}, data[:len(data)-4]...), crc32.ChecksumIEEE(data[:len(data)-4]))
-		}
-		m, err := DecodeModel(data)
-		if err != nil {
-			if !errors.Is(err, ErrModelFile) {
-				t.Fatalf("error %v does not wrap ErrModelFile", err)
+		fuzzbound.Within(t, time.Second, func() {
+			// Fix the checksum so the fuzzer reaches the parser behind it.
+			if len(data) >= 4 {
+				data = binary.LittleEndian.AppendUint32(append([]byte{}, data[:len(data)-4]...), crc32.ChecksumIEEE(data[:len(data)-4]))
 			}
-			return
-		}
-		// A decoded model must predict without panicking.
-		r := Row{Num: make([]float64, NumNum)}
-		for i := range r.Num {
-			r.Num[i] = math.NaN()
-		}
-		m.Predict(&r)
-		m.PredictBoth(&r)
-		m.PredictRows([]Row{r})
-		m.PredictRowsBoth([]Row{r})
+			m, err := DecodeModel(data)
+			if err != nil {
+				if !errors.Is(err, ErrModelFile) {
+					t.Fatalf("error %v does not wrap ErrModelFile", err)
+				}
+				return
+			}
+			// A decoded model must predict without panicking.
+			r := Row{Num: make([]float64, NumNum)}
+			for i := range r.Num {
+				r.Num[i] = math.NaN()
+			}
+			m.Predict(&r)
+			m.PredictBoth(&r)
+			m.PredictRows([]Row{r})
+			m.PredictRowsBoth([]Row{r})
+		})
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 // TestExampleConfig checks that contrib/asrpt.toml parses and states the
@@ -179,10 +181,12 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add(data)
 	f.Add([]byte("[slurm]\nurl = 3\n[x]\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, err := ParseConfig(in, "f")
-		var ps Problems
-		if err != nil && !errors.As(err, &ps) {
-			t.Fatalf("error %v is not Problems", err)
-		}
+		fuzzbound.Within(t, time.Second, func() {
+			_, err := ParseConfig(in, "f")
+			var ps Problems
+			if err != nil && !errors.As(err, &ps) {
+				t.Fatalf("error %v is not Problems", err)
+			}
+		})
 	})
 }

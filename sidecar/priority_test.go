@@ -3,6 +3,9 @@ package sidecar
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 // checkLabels fails unless out is strictly decreasing inside b.
@@ -112,17 +115,19 @@ func TestLabelRepeatedHeadInsert(t *testing.T) {
 func FuzzLabel(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 200, 0, 7})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 300 {
-			data = data[:300]
-		}
-		b := Band{Lo: 100, Hi: 100 + 400}
-		cur := make([]uint32, len(data))
-		for i, d := range data {
-			if d != 0 {
-				cur[i] = 90 + uint32(d)*2
+		fuzzbound.Within(t, time.Second, func() {
+			if len(data) > 300 {
+				data = data[:300]
 			}
-		}
-		checkLabels(t, Label(cur, b, nil), b)
+			b := Band{Lo: 100, Hi: 100 + 400}
+			cur := make([]uint32, len(data))
+			for i, d := range data {
+				if d != 0 {
+					cur[i] = 90 + uint32(d)*2
+				}
+			}
+			checkLabels(t, Label(cur, b, nil), b)
+		})
 	})
 }
 

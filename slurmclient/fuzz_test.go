@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 	"github.com/asrpt/asrpt/slurmconf"
 )
 
@@ -61,24 +62,26 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(uint8(0), uint16(200), []byte(`{"jobs":[{"job_id":1,"job_state":["NEW_STATE"],"tres_per_node":"gres/gpu:x:y:z"}]}`))
 	f.Add(uint8(2), uint16(200), []byte(`{"nodes":[{"name":"n","state":["WEIRD"],"gres":"gpu:1(IDX:9-1)"}]}`))
 	f.Fuzz(func(t *testing.T, which uint8, status uint16, body []byte) {
-		api := APIVersions[int(which)%len(APIVersions)]
-		c := fuzzClient(t, api, 100+int(status)%500, body, 1<<20)
-		ctx := ctxT(t)
-		check := func(op string, err error) {
-			if err != nil && !typed(err) {
-				t.Fatalf("%s %s: untyped error %v", api, op, err)
+		fuzzbound.Within(t, time.Second, func() {
+			api := APIVersions[int(which)%len(APIVersions)]
+			c := fuzzClient(t, api, 100+int(status)%500, body, 1<<20)
+			ctx := ctxT(t)
+			check := func(op string, err error) {
+				if err != nil && !typed(err) {
+					t.Fatalf("%s %s: untyped error %v", api, op, err)
+				}
 			}
-		}
-		_, err := c.Ping(ctx)
-		check("ping", err)
-		_, err = c.Jobs(ctx)
-		check("jobs", err)
-		_, err = c.Job(ctx, "1")
-		check("job", err)
-		_, err = c.Nodes(ctx)
-		check("nodes", err)
-		_, err = c.AccountingJobs(ctx, time.Unix(0, 0), time.Unix(1<<40, 0))
-		check("accounting", err)
+			_, err := c.Ping(ctx)
+			check("ping", err)
+			_, err = c.Jobs(ctx)
+			check("jobs", err)
+			_, err = c.Job(ctx, "1")
+			check("job", err)
+			_, err = c.Nodes(ctx)
+			check("nodes", err)
+			_, err = c.AccountingJobs(ctx, time.Unix(0, 0), time.Unix(1<<40, 0))
+			check("accounting", err)
+		})
 	})
 }
 
@@ -87,10 +90,12 @@ func FuzzHostlist(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		hs, err := expandHostlist(s)
-		if err == nil && len(hs) > slurmconf.MaxHosts {
-			t.Fatalf("%d hosts", len(hs))
-		}
+		fuzzbound.Within(t, time.Second, func() {
+			hs, err := expandHostlist(s)
+			if err == nil && len(hs) > slurmconf.MaxHosts {
+				t.Fatalf("%d hosts", len(hs))
+			}
+		})
 	})
 }
 
@@ -99,13 +104,15 @@ func FuzzGPUStrings(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if r, err := gpuRequest(s, s, s); err == nil && (r.Total < 0 || r.PerNode < 0) {
-			t.Fatalf("negative count from %q: %+v", s, r)
-		}
-		nodeGPUs(s)
-		if idx, err := gpuIndices(s); err == nil && len(idx) > 1<<13*strings.Count(s, ",")+1<<13 {
-			t.Fatalf("%d indices from %q", len(idx), s)
-		}
+		fuzzbound.Within(t, time.Second, func() {
+			if r, err := gpuRequest(s, s, s); err == nil && (r.Total < 0 || r.PerNode < 0) {
+				t.Fatalf("negative count from %q: %+v", s, r)
+			}
+			nodeGPUs(s)
+			if idx, err := gpuIndices(s); err == nil && len(idx) > 1<<13*strings.Count(s, ",")+1<<13 {
+				t.Fatalf("%d indices from %q", len(idx), s)
+			}
+		})
 	})
 }
 
@@ -116,16 +123,18 @@ func FuzzArrayAndHet(f *testing.F) {
 	f.Add(int64(0), int64(0), int64(0), "", int64(5), "5,7,9-10", int64(0))
 	f.Add(int64(4294967295), int64(4294967294), int64(-1), "1-4294967295", int64(1), "1-4294967295", int64(7))
 	f.Fuzz(func(t *testing.T, arr, task, max int64, tasks string, het int64, set string, off int64) {
-		j := Job{ID: "1"}
-		if err := arrayAndHet(&j, arr, true, task, task >= 0, max, tasks, het, true, set, off); err != nil {
-			return
-		}
-		if len(j.Het.Components) > maxHetComponents || len(j.Array.Tasks) > maxArrayTasksLen {
-			t.Fatalf("%d components, %d bytes of tasks", len(j.Het.Components), len(j.Array.Tasks))
-		}
-		if (j.Array.JobID == "") != (arr <= 0) || (j.Het.LeaderID == "") != (het <= 0) {
-			t.Fatalf("array %q from %d, het %q from %d", j.Array.JobID, arr, j.Het.LeaderID, het)
-		}
+		fuzzbound.Within(t, time.Second, func() {
+			j := Job{ID: "1"}
+			if err := arrayAndHet(&j, arr, true, task, task >= 0, max, tasks, het, true, set, off); err != nil {
+				return
+			}
+			if len(j.Het.Components) > maxHetComponents || len(j.Array.Tasks) > maxArrayTasksLen {
+				t.Fatalf("%d components, %d bytes of tasks", len(j.Het.Components), len(j.Array.Tasks))
+			}
+			if (j.Array.JobID == "") != (arr <= 0) || (j.Het.LeaderID == "") != (het <= 0) {
+				t.Fatalf("array %q from %d, het %q from %d", j.Array.JobID, arr, j.Het.LeaderID, het)
+			}
+		})
 	})
 }
 

@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 // memSource is an in-memory Source for Include tests.
@@ -266,18 +269,20 @@ func FuzzParseSlurmConf(f *testing.F) {
 	}
 	f.Add("NodeName=DEFAULT CPUs=4\nNodeName=a[1-2] Gres=gpu:x:2\nPartitionName=p Nodes=ALL Default=YES\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		c, ps := ParseSlurmConf(strings.NewReader(s), "slurm.conf", nil)
-		if c == nil {
-			t.Fatal("nil config")
-		}
-		if len(c.Nodes) > 64*MaxHosts {
-			t.Fatalf("%d nodes", len(c.Nodes))
-		}
-		for _, p := range ps {
-			if p.File == "" || p.Msg == "" {
-				t.Fatalf("problem without file or message: %+v", p)
+		fuzzbound.Within(t, time.Second, func() {
+			c, ps := ParseSlurmConf(strings.NewReader(s), "slurm.conf", nil)
+			if c == nil {
+				t.Fatal("nil config")
 			}
-		}
+			if len(c.Nodes) > 64*MaxHosts {
+				t.Fatalf("%d nodes", len(c.Nodes))
+			}
+			for _, p := range ps {
+				if p.File == "" || p.Msg == "" {
+					t.Fatalf("problem without file or message: %+v", p)
+				}
+			}
+		})
 	})
 }
 
@@ -286,16 +291,18 @@ func FuzzParseGresConf(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		g, ps := ParseGresConf(strings.NewReader(s), "gres.conf", nil)
-		if g == nil {
-			t.Fatal("nil config")
-		}
-		for _, l := range g.Lines {
-			if len(l.Files) > 0 && l.Count != int64(len(l.Files)) {
-				t.Fatalf("count %d for %d files", l.Count, len(l.Files))
+		fuzzbound.Within(t, time.Second, func() {
+			g, ps := ParseGresConf(strings.NewReader(s), "gres.conf", nil)
+			if g == nil {
+				t.Fatal("nil config")
 			}
-		}
-		_ = ps
+			for _, l := range g.Lines {
+				if len(l.Files) > 0 && l.Count != int64(len(l.Files)) {
+					t.Fatalf("count %d for %d files", l.Count, len(l.Files))
+				}
+			}
+			_ = ps
+		})
 	})
 }
 
@@ -304,19 +311,21 @@ func FuzzParseTopologyConf(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tc, _ := ParseTopologyConf(strings.NewReader(s), "topology.conf", nil)
-		seen := map[string]bool{}
-		for _, sw := range tc.Switches {
-			if seen[sw.Name] {
-				t.Fatalf("switch %s twice", sw.Name)
+		fuzzbound.Within(t, time.Second, func() {
+			tc, _ := ParseTopologyConf(strings.NewReader(s), "topology.conf", nil)
+			seen := map[string]bool{}
+			for _, sw := range tc.Switches {
+				if seen[sw.Name] {
+					t.Fatalf("switch %s twice", sw.Name)
+				}
+				seen[sw.Name] = true
 			}
-			seen[sw.Name] = true
-		}
-		// The tree check must terminate on whatever the parser accepted.
-		src := memSource{"/f/slurm.conf": "NodeName=n[1-8]\nTopologyPlugin=topology/tree", "/f/topology.conf": s}
-		if _, err := Load("/f", Options{Source: src}); err != nil {
-			_ = err
-		}
+			// The tree check must terminate on whatever the parser accepted.
+			src := memSource{"/f/slurm.conf": "NodeName=n[1-8]\nTopologyPlugin=topology/tree", "/f/topology.conf": s}
+			if _, err := Load("/f", Options{Source: src}); err != nil {
+				_ = err
+			}
+		})
 	})
 }
 

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -157,16 +160,18 @@ func FuzzReadJSON(f *testing.F) {
 	f.Add(b.String())
 	f.Add(`{"version":1,"node":"n","gpus":[],"links":[]}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		top, err := ReadJSON(strings.NewReader(s), "f.json")
-		if err != nil {
-			return
-		}
-		// Whatever is accepted must be usable without panics.
-		var out bytes.Buffer
-		if err := top.Text(&out); err != nil {
-			t.Fatal(err)
-		}
-		top.GresLines("")
+		fuzzbound.Within(t, time.Second, func() {
+			top, err := ReadJSON(strings.NewReader(s), "f.json")
+			if err != nil {
+				return
+			}
+			// Whatever is accepted must be usable without panics.
+			var out bytes.Buffer
+			if err := top.Text(&out); err != nil {
+				t.Fatal(err)
+			}
+			top.GresLines("")
+		})
 	})
 }
 

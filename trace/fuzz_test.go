@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 // fuzzRead reads data in format f under name and checks that a success
@@ -54,26 +57,34 @@ func FuzzReadNativeCSV(f *testing.F) {
 	f.Add([]byte("id,submit,gpus,run_time\n1,2026-11-02T00:00:01Z,1,5\n2,\"0\",2,1e3\n"))
 	f.Add([]byte("id,submit,gpus,run_time\n1,0,0,5\n"))
 	addFiles(f, "testdata/*.csv")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.csv", Native) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzbound.Within(t, time.Second, func() { fuzzRead(t, data, "fuzz.csv", Native) })
+	})
 }
 
 func FuzzReadJSONL(f *testing.F) {
 	f.Add([]byte(`{"id":"7","submit":1793577600,"gpus":16,"run_time":3600.5,"profile":"bert-large","iterations":1000}` + "\n"))
 	f.Add([]byte("{\"id\":3,\"submit\":\"2026-11-02T00:00:00Z\",\"gpus\":\"2\",\"run_time\":\"9\",\"user\":null}\n\n"))
 	addFiles(f, "testdata/*.jsonl")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.jsonl", Native) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzbound.Within(t, time.Second, func() { fuzzRead(t, data, "fuzz.jsonl", Native) })
+	})
 }
 
 func FuzzReadSacct(f *testing.F) {
 	addFiles(f, "testdata/sacct/*.txt")
 	f.Add([]byte("JobID|JobName|User|Submit|Elapsed|Timelimit|NodeList|ReqTRES|State\n1_2|a|u|2026-01-01T00:00:00|1-00:00:01|UNLIMITED|n[1-3]|gres/gpu:a=2,gres/gpu:b=1|CANCELLED by 0\n"))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.sacct", Sacct) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzbound.Within(t, time.Second, func() { fuzzRead(t, data, "fuzz.sacct", Sacct) })
+	})
 }
 
 func FuzzReadHelios(f *testing.F) {
 	f.Add([]byte(heliosHeader + "0,1,1,1,1,0,84,0,Pass\n1,1,0,4,1,94,87,0,Pass\n2,2,8,64,1,6,30,0,Failed\n"))
 	f.Add([]byte("run_time,interval,gpu_num,user\n10,5,1,7\n0,5,1,7\n"))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, "fuzz.csv", Helios) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzbound.Within(t, time.Second, func() { fuzzRead(t, data, "fuzz.csv", Helios) })
+	})
 }
 
 // FuzzScanObject checks the JSON Lines object scanner against
@@ -84,47 +95,49 @@ func FuzzScanObject(f *testing.F) {
 	f.Add([]byte(` { "id" : "x" , "id" : "y" } `))
 	f.Add([]byte(`{"zz":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var vals [numCols][]byte
-		_, err := scanObject(b, &vals)
-		var m map[string]json.RawMessage
-		stdErr := json.Unmarshal(b, &m)
-		if stdErr != nil || m == nil {
-			if err == nil {
-				t.Fatalf("scanObject accepted %q, encoding/json: %v", b, stdErr)
-			}
-			return
-		}
-		want := [numCols]string{}
-		ok := true
-		for k, v := range m {
-			c := colIndex(k)
-			if c < 0 || v[0] == '{' || v[0] == '[' {
-				ok = false
-				continue
-			}
-			want[c] = string(v)
-		}
-		if !ok {
-			if err == nil {
-				t.Fatalf("scanObject accepted %q with an unknown key or a nested value", b)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("scanObject rejected %q: %v", b, err)
-		}
-		for c := range numCols {
-			if want[c] == "" {
-				if vals[c] != nil {
-					t.Fatalf("%q: field %s = %q, absent for encoding/json", b, Columns[c], vals[c])
+		fuzzbound.Within(t, time.Second, func() {
+			var vals [numCols][]byte
+			_, err := scanObject(b, &vals)
+			var m map[string]json.RawMessage
+			stdErr := json.Unmarshal(b, &m)
+			if stdErr != nil || m == nil {
+				if err == nil {
+					t.Fatalf("scanObject accepted %q, encoding/json: %v", b, stdErr)
 				}
-				continue
+				return
 			}
-			g, _, gerr := jsonScalar(vals[c])
-			w, _, werr := jsonScalar(json.RawMessage(want[c]))
-			if g != w || (gerr == nil) != (werr == nil) {
-				t.Fatalf("%q: field %s = %q (%v), encoding/json %q (%v)", b, Columns[c], g, gerr, w, werr)
+			want := [numCols]string{}
+			ok := true
+			for k, v := range m {
+				c := colIndex(k)
+				if c < 0 || v[0] == '{' || v[0] == '[' {
+					ok = false
+					continue
+				}
+				want[c] = string(v)
 			}
-		}
+			if !ok {
+				if err == nil {
+					t.Fatalf("scanObject accepted %q with an unknown key or a nested value", b)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("scanObject rejected %q: %v", b, err)
+			}
+			for c := range numCols {
+				if want[c] == "" {
+					if vals[c] != nil {
+						t.Fatalf("%q: field %s = %q, absent for encoding/json", b, Columns[c], vals[c])
+					}
+					continue
+				}
+				g, _, gerr := jsonScalar(vals[c])
+				w, _, werr := jsonScalar(json.RawMessage(want[c]))
+				if g != w || (gerr == nil) != (werr == nil) {
+					t.Fatalf("%q: field %s = %q (%v), encoding/json %q (%v)", b, Columns[c], g, gerr, w, werr)
+				}
+			}
+		})
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
 const goodEnv = `# Slurm lab 24.11, written by test/slurmlab/lab.sh up
@@ -94,16 +96,18 @@ func FuzzParse(f *testing.F) {
 	f.Add("SLURMLAB_VERSION=1\n=\n#x\n")
 	f.Add("A=1\nA=2\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		lab, err := Parse(strings.NewReader(in), "fuzz.env")
-		if err != nil {
-			if lab != nil {
-				t.Fatal("non-nil lab with an error")
+		fuzzbound.Within(t, time.Second, func() {
+			lab, err := Parse(strings.NewReader(in), "fuzz.env")
+			if err != nil {
+				if lab != nil {
+					t.Fatal("non-nil lab with an error")
+				}
+				return
 			}
-			return
-		}
-		if lab.URL == "" || len(lab.Exec) == 0 || lab.Nodes < 0 || lab.GPUsPerNode < 0 {
-			t.Fatalf("accepted an incomplete lab: %+v", lab)
-		}
+			if lab.URL == "" || len(lab.Exec) == 0 || lab.Nodes < 0 || lab.GPUsPerNode < 0 {
+				t.Fatalf("accepted an incomplete lab: %+v", lab)
+			}
+		})
 	})
 }
 
