@@ -263,24 +263,84 @@ func TestLinksOption(t *testing.T) {
 	wantProblems(t, cfg.Problems, "node3.json: links: node node3: link matrix has 1 rows for 4 GPUs", "zz.json: node: node \"zz\" is not in slurm.conf")
 }
 
+// fuzzSource is the in-memory file tree of the slurm.conf and gres.conf
+// fuzz targets: the file under test is /f/<name>, and the second fuzz input
+// is reachable from it as /f/extra.conf and through the glob conf.d/*.conf,
+// which also matches a copy of the file under test (an include cycle one
+// glob away). Include, %c, globs, the include bounds and Load all see
+// fuzz data.
+func fuzzSource(name, main, extra string) memSource {
+	return memSource{
+		"/f/" + name:              main + "\nInclude extra.conf\n",
+		"/f/extra.conf":           extra,
+		"/f/conf.d/10-extra.conf": extra,
+		"/f/conf.d/20-main.conf":  main,
+	}
+}
+
+// checkFuzzProblems fails t for a problem without file or message, or
+// naming a file that is not in src.
+func checkFuzzProblems(t *testing.T, ps Problems, src memSource) {
+	t.Helper()
+	for _, p := range ps {
+		if p.File == "" || p.Msg == "" {
+			t.Fatalf("problem without file or message: %+v", p)
+		}
+		if _, ok := src[p.File]; !ok {
+			t.Fatalf("problem in a file that does not exist: %+v", p)
+		}
+	}
+}
+
+// checkFuzzLoad loads /f from src and checks what Load promises: a Config
+// whatever the input, an error exactly when a problem is not a warning, a
+// model node for every slurm.conf node, and a valid model without error.
+func checkFuzzLoad(t *testing.T, src memSource) *Config {
+	t.Helper()
+	cfg, err := Load("/f", Options{Source: src})
+	if cfg == nil || cfg.Slurm == nil || cfg.Cluster == nil {
+		t.Fatalf("Load returned %+v", cfg)
+	}
+	if (err == nil) != (len(cfg.Problems.Errors()) == 0) {
+		t.Fatalf("Load error %v with problems %v", err, cfg.Problems)
+	}
+	if len(cfg.Cluster.Nodes) != len(cfg.Slurm.Nodes) {
+		t.Fatalf("%d model nodes for %d slurm.conf nodes", len(cfg.Cluster.Nodes), len(cfg.Slurm.Nodes))
+	}
+	if err == nil {
+		if verr := cfg.Cluster.Validate(); verr != nil {
+			t.Fatalf("Load accepted an invalid model: %v", verr)
+		}
+	}
+	checkFuzzProblems(t, cfg.Problems, src)
+	return cfg
+}
+
 func FuzzParseSlurmConf(f *testing.F) {
 	for _, s := range seedFiles(f, "slurm.conf", "common.conf", "10-rack1.conf") {
-		f.Add(s)
+		f.Add(s, "")
 	}
-	f.Add("NodeName=DEFAULT CPUs=4\nNodeName=a[1-2] Gres=gpu:x:2\nPartitionName=p Nodes=ALL Default=YES\n")
-	f.Fuzz(func(t *testing.T, s string) {
+	inc := seedFiles(f, "common.conf")
+	f.Add("ClusterName=c\nNodeName=DEFAULT CPUs=4\n", "NodeName=a[1-2] Gres=gpu:x:2\nPartitionName=p Nodes=ALL Default=YES\n")
+	f.Add("ClusterName=c\nInclude conf.d/*.conf\nPartitionName=p Nodes=ALL\n", inc[0])
+	f.Add("ClusterName=lab\nInclude %c.conf\nInclude /f/extra.conf\n", "Include extra.conf\nInclude ../f/conf.d/*\nNodeName=n1 Gres=gpu:1\n")
+	f.Add("", "Include conf.d/*.conf\nInclude conf.d/*.conf\nNodeName=n[1-9999] Gres=gpu:8\n")
+	f.Fuzz(func(t *testing.T, main, extra string) {
 		fuzzbound.Within(t, time.Second, func() {
-			c, ps := ParseSlurmConf(strings.NewReader(s), "slurm.conf", nil)
+			src := fuzzSource("slurm.conf", main, extra)
+			c, ps := ParseSlurmConf(strings.NewReader(src["/f/slurm.conf"]), "/f/slurm.conf", src)
 			if c == nil {
 				t.Fatal("nil config")
 			}
 			if len(c.Nodes) > 64*MaxHosts {
 				t.Fatalf("%d nodes", len(c.Nodes))
 			}
-			for _, p := range ps {
-				if p.File == "" || p.Msg == "" {
-					t.Fatalf("problem without file or message: %+v", p)
-				}
+			checkFuzzProblems(t, ps, src)
+			// Load: the same files, extra also as gres.conf.
+			src["/f/gres.conf"] = extra
+			cfg := checkFuzzLoad(t, src)
+			if len(cfg.Slurm.Nodes) != len(c.Nodes) {
+				t.Fatalf("Load read %d nodes, ParseSlurmConf %d", len(cfg.Slurm.Nodes), len(c.Nodes))
 			}
 		})
 	})
@@ -288,11 +348,14 @@ func FuzzParseSlurmConf(f *testing.F) {
 
 func FuzzParseGresConf(f *testing.F) {
 	for _, s := range seedFiles(f, "gres.conf") {
-		f.Add(s)
+		f.Add(s, "")
 	}
-	f.Fuzz(func(t *testing.T, s string) {
+	f.Add("AutoDetect=off\nInclude conf.d/*.conf\n", "NodeName=n[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-3]\n")
+	f.Add("NodeName=n1 Name=gpu Count=2\n", "Include extra.conf\nNodeName=n2 Name=gpu File=/dev/nvidia0 Links=-1\n")
+	f.Fuzz(func(t *testing.T, main, extra string) {
 		fuzzbound.Within(t, time.Second, func() {
-			g, ps := ParseGresConf(strings.NewReader(s), "gres.conf", nil)
+			src := fuzzSource("gres.conf", main, extra)
+			g, ps := ParseGresConf(strings.NewReader(src["/f/gres.conf"]), "/f/gres.conf", src)
 			if g == nil {
 				t.Fatal("nil config")
 			}
@@ -301,7 +364,13 @@ func FuzzParseGresConf(f *testing.F) {
 					t.Fatalf("count %d for %d files", l.Count, len(l.Files))
 				}
 			}
-			_ = ps
+			checkFuzzProblems(t, ps, src)
+			// Load: the same gres.conf beside a fixed slurm.conf.
+			src["/f/slurm.conf"] = "NodeName=n[1-4] Gres=gpu:a100:4\nPartitionName=p Nodes=ALL\n"
+			cfg := checkFuzzLoad(t, src)
+			if cfg.Gres == nil || len(cfg.Gres.Lines) != len(g.Lines) {
+				t.Fatalf("Load read gres.conf as %+v, ParseGresConf as %d lines", cfg.Gres, len(g.Lines))
+			}
 		})
 	})
 }
