@@ -37,7 +37,6 @@ type shapeRun struct {
 	*live
 	logFile string
 	logFrom int64
-	since   time.Time
 }
 
 // newShapes makes the sidecar (interval 1 s, every partition in scope,
@@ -46,7 +45,7 @@ type shapeRun struct {
 func newShapes(t *testing.T, lab *slurmlab.Lab) *shapeRun {
 	t.Helper()
 	l := newLive(t, lab, "", func(c *Config) { c.GivebackOnShutdown = true })
-	r := &shapeRun{live: l, logFile: filepath.Join(lab.LogDir, "slurmctld.log"), since: time.Now().Add(-time.Second)}
+	r := &shapeRun{live: l, logFile: filepath.Join(lab.LogDir, "slurmctld.log")}
 	if st, err := os.Stat(r.logFile); err == nil {
 		r.logFrom = st.Size()
 	}
@@ -99,11 +98,13 @@ type acctRow struct {
 }
 
 // accounting returns every record (duplicates included: a resized job
-// shows there as RESIZING) of the jobs started since the test began.
+// shows there as RESIZING) of the jobs the test submitted.
 func (r *shapeRun) accounting() []acctRow {
 	r.t.Helper()
-	out := r.run("sacct", "-a", "-X", "-D", "-n", "-P", "-S", r.since.Format("2006-01-02T15:04:05"),
-		"--name", "asrpt-shape", "-o", "JobID,State,NodeList,Start,End")
+	// By job id: a window (-S) can miss a job whose eligible time a hold
+	// reset.
+	out := r.run("sacct", "-a", "-X", "-D", "-n", "-P", "-j", strings.Join(r.jobs, ","),
+		"-o", "JobID,State,NodeList,Start,End")
 	var rows []acctRow
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Split(line, "|")

@@ -341,7 +341,18 @@ func guarded(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u J
 	// the middle of a cycle): a job asrpt held must not stay held.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	if herr := update(ctx, r, a, jobPath, id, JobUpdate{Hold: &hold}); !applied(herr) {
+	herr := update(ctx, r, a, jobPath, id, JobUpdate{Hold: &hold})
+	if j, err := a.Job(rctx, id); err == nil && j.State != "PENDING" && (j.Held || j.Priority == 0 || strings.HasPrefix(j.Reason, "JobHeld")) {
+		// Slurm started the job a moment before the hold reached it: a
+		// hold on a running job sets its priority to 0 (and would hold it
+		// if it were requeued). Take the hold back; nothing else is sent.
+		back := "hold taken back"
+		if rerr := r.call(rctx, "POST", jobPath+id, nil, a.hold(false), []string{"hold"}, nil); rerr != nil {
+			back = fmt.Sprintf("taking the hold back failed: %v", rerr)
+		}
+		return fmt.Errorf("job %s: guard: %w: Slurm started it as it was being held (%s)", id, ErrNotPending, back)
+	}
+	if !applied(herr) {
 		// The hold may have taken effect although its answer or the
 		// re-read was lost.
 		if j, err := a.Job(rctx, id); err == nil && j.Held && j.State == "PENDING" {

@@ -255,6 +255,40 @@ func TestUpdateGuarded(t *testing.T) {
 	}
 }
 
+// TestUpdateGuardHoldOnStartedJob: when Slurm starts the job just as the
+// guard's hold reaches it (a hold on a running job sets its priority to
+// 0), the hold is taken back and nothing else is sent.
+func TestUpdateGuardHoldOnStartedJob(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			f, s, c, id := simClient(t, r.rel, r.api)
+			s.resp = func(b map[string]any) (int, string) {
+				if h, ok := b["hold"].(bool); ok && h {
+					if r.api == "v0.0.38" {
+						s.job["job_state"] = "RUNNING"
+					} else {
+						s.job["job_state"] = []any{"RUNNING"}
+					}
+				}
+				return 0, ""
+			}
+			err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, Priority: ptr(uint32(9)), Guard: true})
+			if !errors.Is(err, ErrNotPending) {
+				t.Errorf("error %v, want ErrNotPending", err)
+			}
+			var posts []string
+			for i, l := range f.log {
+				if strings.HasPrefix(l, "POST") {
+					posts = append(posts, f.bodies[i])
+				}
+			}
+			if strings.Join(posts, " ") != `{"hold":true} {"hold":false}` {
+				t.Errorf("POST bodies %v, want the hold and its release only", posts)
+			}
+		})
+	}
+}
+
 // TestUpdateGuardedReleasesAfterCancel: a guarded update whose context
 // ends once the job is held still releases it.
 func TestUpdateGuardedReleasesAfterCancel(t *testing.T) {
