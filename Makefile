@@ -1,13 +1,16 @@
 # asrpt — build, test and benchmark targets. `make check` is the full test
 # suite that CI runs (.ci/run): static checks, unit tests with the race
-# detector, and the integration suite against real Slurm labs.
+# detector, and the integration suite against real Slurm labs. `make fuzz`
+# (not part of check) runs every fuzz target of the repository for
+# $(FUZZTIME) each (default 60s), one after the other.
 
 GO      ?= go
 LAB     ?= 22.05
 PKGS    := ./...
 TRACES  ?= ../shared/traces
+FUZZTIME ?= 60s
 
-.PHONY: all build check static test race integration testbed bench quality lab-up lab-down
+.PHONY: all build check static test race fuzz integration testbed bench quality lab-up lab-down
 
 all: build
 
@@ -28,6 +31,17 @@ race:
 	$(GO) test -race $(PKGS)
 
 check: static build race integration testbed
+
+# Every fuzz target (func FuzzX in a _test.go file), found by grep, for
+# $(FUZZTIME) each; a failing input is saved under the package's
+# testdata/fuzz/FuzzX as a seed that plain go test then runs.
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$t $$(dirname $$f)"; \
+			$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f)/; \
+		done; \
+	done
 
 integration:
 	bash test/slurmlab/integration.sh
