@@ -2,10 +2,12 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -264,6 +266,20 @@ func TestConfigParamsSameRangesAsReplay(t *testing.T) {
 		_, err := ParseConfig([]byte("[slurm]\nurl = \"unix:///s\"\n[policy]\n"+c.line+"\n"), "asrpt.toml")
 		if err == nil || !strings.Contains(err.Error(), "asrpt.toml:4") || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("%s: %v", c.line, err)
+		}
+	}
+}
+
+// TestReadStateNotRegular: a state file that is a FIFO or a device is
+// refused as corrupt at once, without blocking or reading for ever.
+func TestReadStateNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "state.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, "/dev/zero"} {
+		if _, err := readState(p); !errors.Is(err, ErrCorruptState) {
+			t.Errorf("%s: %v, want ErrCorruptState", p, err)
 		}
 	}
 }

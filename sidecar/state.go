@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/regularfile"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
@@ -73,6 +75,10 @@ type savedSlot struct {
 	GPUs uint64 `json:"gpus"` // bit mask of GPU indices
 }
 
+// maxStateFile bounds the state file read, bytes (256 MiB: about half a
+// million jobs).
+const maxStateFile = 256 << 20
+
 // errNoState means there is no state file yet.
 var errNoState = errors.New("no state file")
 
@@ -81,12 +87,22 @@ var ErrCorruptState = errors.New("corrupt state file")
 
 // readState reads the state file at path.
 func readState(path string) (*savedState, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, _, err := regularfile.Open(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, errNoState
+	case errors.Is(err, regularfile.ErrNotRegular):
+		return nil, fmt.Errorf("state: %w: %w", ErrCorruptState, err)
+	case err != nil:
+		return nil, fmt.Errorf("state: %w", err)
 	}
+	data, err := io.ReadAll(io.LimitReader(f, maxStateFile+1))
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("state: %w", err)
+	}
+	if len(data) > maxStateFile {
+		return nil, fmt.Errorf("state %s: %w: larger than %d bytes", path, ErrCorruptState, maxStateFile)
 	}
 	var st savedState
 	dec := json.NewDecoder(bytes.NewReader(data))

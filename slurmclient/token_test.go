@@ -43,6 +43,8 @@ func TestCheckTokenFile(t *testing.T) {
 		{"too large", write("big", []byte(strings.Repeat("a", MaxTokenFile+1)), 0o600), "MaxTokenFile"},
 		{"two tokens", write("two", []byte("a.b.c d.e.f\n"), 0o600), "not a single token"},
 		{"empty", write("empty", nil, 0o600), "not a single token"},
+		{"control byte", write("ctl", []byte("a.b\x01.c\n"), 0o600), "not a single token"},
+		{"non-ASCII", write("utf", []byte("a.bé.c\n"), 0o600), "not a single token"},
 		{"missing", filepath.Join(dir, "none"), "no such file"},
 	}
 	for _, tc := range tests {

@@ -320,15 +320,19 @@ func (s *tokenSource) get() (string, string, error) {
 	}
 	tok := strings.TrimSpace(string(b))
 	tok = strings.TrimPrefix(tok, "SLURM_JWT=")
-	if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
+	if tok == "" || strings.IndexFunc(tok, notTokenByte) >= 0 {
 		return "", "", fmt.Errorf("slurmclient: token file %s: %w: not a single token", s.path, ErrAuth)
 	}
 	s.tok, s.sun, s.size, s.mtime = tok, jwtSubject(tok), st.Size(), st.ModTime()
 	return s.tok, s.sun, nil
 }
 
+// notTokenByte reports a rune that cannot be in a token sent as an HTTP
+// header value (anything but printable ASCII).
+func notTokenByte(r rune) bool { return r < 0x21 || r > 0x7e }
+
 // jwtSubject returns Slurm's "sun" claim of a JWT, or "" (no verification:
-// slurmrestd verifies).
+// slurmrestd verifies; a claim that could not be sent as a header is "").
 func jwtSubject(tok string) string {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
@@ -341,7 +345,7 @@ func jwtSubject(tok string) string {
 	var c struct {
 		Sun string `json:"sun"`
 	}
-	if json.Unmarshal(b, &c) != nil {
+	if json.Unmarshal(b, &c) != nil || strings.IndexFunc(c.Sun, notTokenByte) >= 0 {
 		return ""
 	}
 	return c.Sun

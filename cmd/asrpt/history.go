@@ -111,14 +111,18 @@ func importHistory(ctx context.Context, c slurmclient.Client, from, to time.Time
 
 // parseSince accepts a duration before to ("30d", "12h", "90m") or an RFC
 // 3339 time.
+// maxSinceDays bounds a --since given in days: ten years (longer windows
+// are given as an RFC 3339 time).
+const maxSinceDays = 3650
+
 func parseSince(s string, to time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(d, 64)
-		if err != nil || n <= 0 {
-			return time.Time{}, fmt.Errorf("%q is not a positive number of days", s)
+		if err != nil || !(n > 0) || n > maxSinceDays { // !(n > 0) is true for NaN
+			return time.Time{}, fmt.Errorf("%q is not a number of days in (0, %d]", s, maxSinceDays)
 		}
 		return to.Add(-time.Duration(n * float64(24*time.Hour))), nil
 	}

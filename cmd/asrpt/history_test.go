@@ -66,6 +66,11 @@ func TestParseSince(t *testing.T) {
 		{"2026-11-01T00:00:00Z", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), false},
 		{"-3d", time.Time{}, true},
 		{"soon", time.Time{}, true},
+		{"NaNd", time.Time{}, true},
+		{"Infd", time.Time{}, true},
+		{"1e300d", time.Time{}, true},
+		{"3651d", time.Time{}, true},
+		{"3650d", to.Add(-3650 * 24 * time.Hour), false},
 	}
 	for _, tc := range tests {
 		got, err := parseSince(tc.in, to)
