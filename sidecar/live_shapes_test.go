@@ -317,20 +317,39 @@ func liveMixedQueue(t *testing.T, lab *slurmlab.Lab) {
 // running task and a het job; the giveback on shutdown returns both to
 // Slurm's own priority, releases them, and leaves no node list.
 func liveShapesGiveback(t *testing.T, lab *slurmlab.Lab) {
-	r := startShapes(t, lab)
+	r := newShapes(t, lab)
+	// The queue is set up before the sidecar starts, each step once the
+	// one before has run: jobs of the test before may still be completing,
+	// and a blocker that waited would leave more than one GPU free.
+	r.waitFor("an empty queue", time.Minute, func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return strings.TrimSpace(r.run("squeue", "-h", "-o", "%i")) == ""
+	})
+	var blockers []string
 	for range lab.Nodes - 1 {
-		r.sbatch("alice", 300, fmt.Sprintf("--gres=gpu:%d", lab.GPUsPerNode))
+		blockers = append(blockers, r.sbatch("alice", 300, fmt.Sprintf("--gres=gpu:%d", lab.GPUsPerNode)))
 	}
 	// One GPU left: one task runs, the rest of the array waits behind it.
-	r.sbatch("alice", 300, fmt.Sprintf("--gres=gpu:%d", lab.GPUsPerNode-1))
-	arr := r.sbatch("bob", 300, "--array=1-4", "--gres=gpu:1")
-	het := r.sbatch("bob", 300, "--gres=gpu:1", ":", "--gres=gpu:1")
-	r.waitFor("priorities on the array and the het job, and a task of the array running", 60*time.Second, func() bool {
-		if r.probe.writesTo(arr) == 0 || r.probe.writesTo(het) == 0 {
-			return false
+	blockers = append(blockers, r.sbatch("alice", 300, fmt.Sprintf("--gres=gpu:%d", lab.GPUsPerNode-1)))
+	r.waitFor("the blockers running", time.Minute, func() bool {
+		time.Sleep(200 * time.Millisecond)
+		q := r.squeue()
+		for _, id := range blockers {
+			if !strings.HasPrefix(q[id], "RUNNING") {
+				return false
+			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		return true
+	})
+	arr := r.sbatch("bob", 300, "--array=1-4", "--gres=gpu:1")
+	r.waitFor("a task of the array running", time.Minute, func() bool {
+		time.Sleep(200 * time.Millisecond)
 		return strings.Contains(r.run("squeue", "-h", "-t", "R", "-o", "%i"), arr+"_")
+	})
+	r.start()
+	het := r.sbatch("bob", 300, "--gres=gpu:1", ":", "--gres=gpu:1")
+	r.waitFor("priorities on the array and the het job", time.Minute, func() bool {
+		return r.probe.writesTo(arr) > 0 && r.probe.writesTo(het) > 0
 	})
 	r.stop()
 	if n := r.logged("jobs handed back to Slurm"); n != 1 {
