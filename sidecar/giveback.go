@@ -56,7 +56,7 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 		if !ok {
 			continue
 		}
-		if sj.State != "PENDING" || sj.Held || (m.prio != 0 && sj.Priority != m.prio) {
+		if !sj.Pending() || sj.Held || (m.prio != 0 && sj.Priority != m.prio) {
 			rep.Skipped++
 			continue
 		}
@@ -168,7 +168,7 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 			if sh == slurmclient.ShapeArrayTask || sh == slurmclient.ShapeHetComponent {
 				continue
 			}
-			if _, ok := want[sj.ID]; !ok && sj.State == "PENDING" && scope.Contains(sj.Partition, sj.QOS, sj.Account) &&
+			if _, ok := want[sj.ID]; !ok && sj.Pending() && scope.Contains(sj.Partition, sj.QOS, sj.Account) &&
 				(HighBand.Contains(sj.Priority) || LowBand.Contains(sj.Priority)) {
 				want[sj.ID] = managed{}
 			}

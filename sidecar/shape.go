@@ -59,7 +59,7 @@ func newQueueView(jobs []slurmclient.Job) queueView {
 				a = &arrayView{}
 				v.arrays[id] = a
 			}
-			if sj.State != "PENDING" {
+			if !sj.Pending() {
 				a.running++
 			}
 		}
@@ -111,7 +111,7 @@ func (v queueView) manageable(sj *slurmclient.Job) (bool, string) {
 			switch {
 			case !slices.Contains(sj.Het.Components, c.ID):
 				return false, "heterogeneous job with components missing from the queue"
-			case c.State != "PENDING":
+			case !c.Pending():
 				return false, "heterogeneous job with a component not pending"
 			case c.Held:
 				return false, "held"

@@ -487,7 +487,7 @@ func (s *Sidecar) repredict(t float64) {
 
 // eligible reports whether a Slurm job may be managed, and why not.
 func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, string) {
-	if sj.State != "PENDING" {
+	if !sj.Pending() {
 		return false, "not pending"
 	}
 	if ok, why := s.view.manageable(sj); !ok {
@@ -524,9 +524,9 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 		e := s.entries[sj.ID]
 		switch {
-		case sj.State == "PENDING" && sj.Held:
+		case sj.Pending() && sj.Held:
 			rep.Jobs["held"]++
-		case sj.State == "PENDING":
+		case sj.Pending():
 			rep.Jobs["pending"]++
 		default:
 			rep.Jobs["running"]++
@@ -542,7 +542,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			continue
 		}
 		e.sj = sj
-		if sj.State != "PENDING" {
+		if !sj.Pending() {
 			switch e.ph {
 			case phDispatched:
 				e.ph = phRunning
@@ -740,21 +740,6 @@ func (s *Sidecar) vanish(t float64, e *entry) {
 	delete(s.entries, e.id)
 }
 
-// usable reports whether a node can take new jobs now.
-func usable(n *slurmclient.Node) bool {
-	if n.State != "IDLE" && n.State != "MIXED" {
-		return false
-	}
-	for _, f := range n.Flags {
-		switch f {
-		case "DRAIN", "NOT_RESPONDING", "MAINTENANCE", "RESERVED", "REBOOT_REQUESTED", "REBOOT_ISSUED",
-			"POWERED_DOWN", "POWERING_DOWN", "POWERING_UP", "POWER_DOWN", "COMPLETING", "FAIL":
-			return false
-		}
-	}
-	return true
-}
-
 // freeModel returns the free GPUs as Slurm reports them: each usable node
 // in scope has its configured GPUs less those in use; GPU indices come from
 // the running jobs where they add up, else the lowest indices count as used.
@@ -794,7 +779,7 @@ func (s *Sidecar) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job) *p
 		for _, p := range n.Partitions {
 			inScope = inScope || contains(s.cfg.Scope.Partitions, p)
 		}
-		if !usable(n) || !inScope {
+		if !n.Schedulable() || !inScope {
 			take(i, all)
 			continue
 		}
@@ -1012,7 +997,7 @@ func (s *Sidecar) plan(ranked []*entry, want []uint32, jobs []slurmclient.Job) [
 	}
 	for i := range jobs {
 		sj := &jobs[i]
-		if sj.State != "PENDING" || inPlan[sj.ID] {
+		if !sj.Pending() || inPlan[sj.ID] {
 			continue
 		}
 		why := "not managed"
