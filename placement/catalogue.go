@@ -25,13 +25,41 @@ const (
 	gpusPerServer = 8
 )
 
-// DefaultGradientBytes is the gradient size in bytes that a plain job (one
-// without a profile) would all-reduce if it were modelled as pure data
-// parallel (K = 1): ResNet-50's 25.6 M fp32 gradients. Plain jobs are
-// communication-light by definition (CommHeavy(nil) is false) and run their
-// trace duration, so the placer itself never uses this value; it is there
-// for callers that want a plain job's α.
+// DefaultGradientBytes is the gradient size in bytes of the default
+// data-parallel profile (design §1): ResNet-50's 25.6 M fp32 gradients. The
+// sidecar gives it (see DataParallel) to a live job that names no profile.
+// In a replay a trace job without a profile stays a plain job: it runs its
+// recorded duration wherever it is placed and is communication-light
+// (CommHeavy(nil) is false).
 const DefaultGradientBytes = 25.557e6 * 4
+
+// DataParallelModel is the Model name of DataParallel's profiles.
+const DataParallelModel = "data-parallel"
+
+// DataParallel returns the design's default profile for a job of gpus GPUs
+// (≥ 1) whose model is not known: pure data parallel (K = 1, d = gpus),
+// all-reducing gradientBytes per iteration, with the compute time of one
+// ResNet-50 iteration of the catalogue (so that with DefaultGradientBytes
+// it equals Lookup("resnet50", gpus) but for its name).
+func DataParallel(gpus int, gradientBytes float64) *Profile {
+	m := &catalogue[0] // resnet50
+	return &Profile{Model: DataParallelModel, Stages: []Stage{{
+		Replicas: max(gpus, 1),
+		Compute:  m.flopsPerSample * m.batch / m.flops,
+		Gradient: gradientBytes,
+	}}}
+}
+
+// Known reports whether model names a catalogue model (case-insensitive).
+func Known(model string) bool {
+	name := strings.ToLower(strings.TrimSpace(model))
+	for i := range catalogue {
+		if catalogue[i].name == name {
+			return true
+		}
+	}
+	return false
+}
 
 // model is one catalogue entry: the inputs of the derivation in
 // catalogue.md. Stage values are computed from them by profile.

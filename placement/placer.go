@@ -187,6 +187,16 @@ func (pl *Placer) Alpha(prof *Profile, p *Placement) float64 {
 	return pl.alpha(g, p.Vertex)
 }
 
+// AlphaOf is Alpha for a placement that may not map the profile's job
+// graph (one rebuilt from node names alone): ok is false then, and for a
+// nil profile.
+func (pl *Placer) AlphaOf(prof *Profile, p *Placement) (alpha float64, ok bool) {
+	if prof == nil || len(p.Vertex) != pl.Graph(prof).Vertices {
+		return 0, false
+	}
+	return pl.Alpha(prof, p), true
+}
+
 // alphaMax is α with every edge between two nodes at the cluster's slowest
 // inter-node bandwidth.
 func (pl *Placer) alphaMax(g *Graph) float64 {

@@ -184,8 +184,42 @@ type Task struct {
 }
 
 // NewTask derives a Task from j at its arrival, with prediction est for its
-// reference run time. The seq number breaks ties between equal keys.
+// reference run time. The seq number breaks ties between equal keys. A
+// profiled job (j.Profiled) gets its catalogue profile.
 func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error) {
+	var prof *placement.Profile
+	if j.Profiled() {
+		p, err := placement.Lookup(j.Profile, j.GPUs)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		prof = p
+	}
+	return e.newTask(j, seq, est, prof)
+}
+
+// NewLiveTask is NewTask for a job that runs for real, outside any replay:
+// its profile prof (nil for a plain job) comes from the caller, and its
+// true run time is not known (Reference stays j.RunTime, 0 while it
+// waits). est is read as the run time at the consolidated placement
+// (α_min), as the replay's profiled jobs have it.
+func (e *Env) NewLiveTask(j *job.Job, seq int, est predictor.Estimate, prof *placement.Profile) (*Task, error) {
+	if prof != nil {
+		if err := prof.Validate(); err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		if prof.GPUs() != j.GPUs {
+			return nil, fmt.Errorf("job %s: profile %q has %d GPUs, the job %d", j.ID, prof.Model, prof.GPUs(), j.GPUs)
+		}
+	}
+	t, err := e.newTask(j, seq, est, prof)
+	if err == nil {
+		t.Reference = j.RunTime
+	}
+	return t, err
+}
+
+func (e *Env) newTask(j *job.Job, seq int, est predictor.Estimate, prof *placement.Profile) (*Task, error) {
 	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est, UnseenAtSubmit: !est.Known,
 		Released: math.NaN(), Start: math.NaN(), rank: e.Params.Rank}
 	if j.GPUs <= 0 {
@@ -195,11 +229,7 @@ func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error
 		return nil, fmt.Errorf("job %s: %w: %d GPUs on a %d-GPU cluster", j.ID, ErrTooLarge, j.GPUs, e.G)
 	}
 	t.Reference = j.RunTime
-	if j.Profiled() {
-		prof, err := placement.Lookup(j.Profile, j.GPUs)
-		if err != nil {
-			return nil, fmt.Errorf("job %s: %w", j.ID, err)
-		}
+	if prof != nil {
 		t.Prof = prof
 		t.AlphaMin, t.AlphaMax = e.Placer.Bounds(prof)
 		t.Heavy = t.AlphaMax >= e.Params.CommHeavy*t.AlphaMin

@@ -16,6 +16,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/asrpt/asrpt/internal/tomlbound"
+	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -65,6 +67,29 @@ type Config struct {
 	// LogLevel is debug, info, warn or error; LogFormat json, console or
 	// auto (console on a terminal).
 	LogLevel, LogFormat string
+	// Profiles decides the communication profile of each job Heavy-Edge
+	// places.
+	Profiles ProfilesConfig
+}
+
+// ProfilesConfig is the [profiles] table and its [[profiles.rule]] list:
+// a job named no profile in its comment gets the first rule's it matches,
+// else the data-parallel default (see package jobprofile).
+type ProfilesConfig struct {
+	// GradientBytes is the default data-parallel profile's gradient size,
+	// bytes (default placement.DefaultGradientBytes, ResNet-50's).
+	GradientBytes float64
+	// Rules match job-name families (normalised as the predictor does) and
+	// accounts to catalogue models, first match first.
+	Rules []jobprofile.Rule
+}
+
+// maxProfileRules bounds [[profiles.rule]] entries.
+const maxProfileRules = 1000
+
+// Resolver returns the profile resolver the configuration describes.
+func (p *ProfilesConfig) Resolver() *jobprofile.Resolver {
+	return &jobprofile.Resolver{Rules: p.Rules, GradientBytes: p.GradientBytes}
 }
 
 // SlurmConfig is the [slurm] table.
@@ -133,6 +158,7 @@ func DefaultConfig() Config {
 		MetricsListen: "127.0.0.1:9870",
 		LogLevel:      "info",
 		LogFormat:     "auto",
+		Profiles:      ProfilesConfig{GradientBytes: placement.DefaultGradientBytes},
 	}
 }
 
@@ -227,6 +253,10 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		}
 		for _, k := range sortedKeys(tbl) {
 			key := sec + "." + k
+			if key == "profiles.rule" {
+				ps = append(ps, c.Profiles.parseRules(tbl[k], name, lines)...)
+				continue
+			}
 			f, ok := known[key]
 			if !ok {
 				add(key, "unknown key")
@@ -345,6 +375,69 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	}
 	if !contains([]string{"json", "console", "auto"}, c.LogFormat) {
 		add("log.format", "%q: want json, console or auto", c.LogFormat)
+	}
+	if g := c.Profiles.GradientBytes; !(g >= 1 && g <= 1e12) {
+		add("profiles.default_gradient_bytes", "%v: want a number of bytes in 1..1e12", g)
+	}
+	return ps
+}
+
+// parseRules reads the [[profiles.rule]] list v; each problem names the
+// rule by its position and carries the line of its header.
+func (p *ProfilesConfig) parseRules(v any, name string, lines map[string]int) Problems {
+	var ps Problems
+	tables, ok := v.([]map[string]any)
+	if !ok {
+		return Problems{{File: name, Line: lines["profiles.rule"], Key: "profiles.rule",
+			Msg: fmt.Sprintf("want [[profiles.rule]] tables, have %s", tomlType(v))}}
+	}
+	if len(tables) > maxProfileRules {
+		return Problems{{File: name, Line: lines["profiles.rule"], Key: "profiles.rule",
+			Msg: fmt.Sprintf("%d rules: at most %d", len(tables), maxProfileRules)}}
+	}
+	p.Rules = make([]jobprofile.Rule, 0, len(tables))
+	for i, tbl := range tables {
+		key := fmt.Sprintf("profiles.rule[%d]", i+1)
+		add := func(format string, args ...any) {
+			ps = append(ps, Problem{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
+		}
+		var r jobprofile.Rule
+		bad := false
+		for _, k := range sortedKeys(tbl) {
+			var dst *string
+			switch k {
+			case "family":
+				dst = &r.Family
+			case "account":
+				dst = &r.Account
+			case "model":
+				dst = &r.Model
+			default:
+				add("%s: unknown key (want family, account, model)", k)
+				bad = true
+				continue
+			}
+			if err := str(dst)(tbl[k]); err != nil {
+				add("%s: %v", k, err)
+				bad = true
+			}
+		}
+		if bad {
+			continue
+		}
+		if r.Family != "" {
+			r.Family = predictor.Family(r.Family)
+			if r.Family == "" {
+				add("family: a name of numbers, dates and hashes only has no family")
+				continue
+			}
+		}
+		r.Model = strings.ToLower(r.Model)
+		if err := r.Validate(); err != nil {
+			add("%v", err)
+			continue
+		}
+		p.Rules = append(p.Rules, r)
 	}
 	return ps
 }
@@ -536,6 +629,7 @@ func tomlType(v any) string {
 // has no entry and its problems carry no line.
 func keyLines(data []byte) map[string]int {
 	lines := map[string]int{}
+	count := map[string]int{}
 	table := ""
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -546,6 +640,15 @@ func keyLines(data []byte) map[string]int {
 			continue
 		case strings.HasPrefix(s, "[["):
 			table = ""
+			if end := strings.Index(s, "]]"); end > 2 {
+				// An array of tables: its n-th header is "name[n]".
+				table = unquoteKey(s[2:end])
+				count[table]++
+				lines[fmt.Sprintf("%s[%d]", table, count[table])] = n
+				if _, ok := lines[table]; !ok {
+					lines[table] = n
+				}
+			}
 			continue
 		case s[0] == '[':
 			end := strings.IndexByte(s, ']')
@@ -634,5 +737,6 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"metrics.listen", str(&c.MetricsListen)},
 		{"log.level", str(&c.LogLevel)},
 		{"log.format", str(&c.LogFormat)},
+		{"profiles.default_gradient_bytes", float(&c.Profiles.GradientBytes)},
 	}
 }

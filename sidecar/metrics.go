@@ -32,6 +32,12 @@ type metrics struct {
 	replaced       prometheus.Counter
 	stateErrors    prometheus.Counter
 	deadlines      prometheus.Counter
+	// profileProblems counts job profiles refused (a bad comment word, a
+	// GPU count the model does not accept), by kind.
+	profileProblems *prometheus.CounterVec
+	// profiles counts the jobs that entered the policy, by the source of
+	// their profile (comment, rule, default).
+	profiles *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -74,11 +80,16 @@ func newMetrics() *metrics {
 			Name: "asrpt_replacements_total", Help: "Dispatched jobs given new nodes because Slurm had not started them on the old ones."}),
 		deadlines: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_cycle_deadline_total", Help: "Cycles whose writes were ended by the cycle deadline (twice the interval, at least a minute); the rest went out in later cycles."}),
+		profileProblems: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_profile_problems_total", Help: "Job profiles refused (the job then has the next source's), by kind: comment (a bad asrpt: word or an unknown model), gpus (a GPU count the model does not accept)."}, []string{"kind"}),
+		profiles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_profiles_total", Help: "Jobs that entered the policy, by the source of their communication profile (comment, rule, default)."}, []string{"source"}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
 	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
 		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
+		m.profileProblems, m.profiles,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

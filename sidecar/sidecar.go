@@ -15,6 +15,7 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
@@ -51,6 +52,8 @@ type entry struct {
 	why  string // why an idle job is left alone
 	seq  int
 	est  predictor.Estimate
+	// prof is the job's profile, resolved when it arrives.
+	prof jobprofile.Resolved
 
 	// released: the policy's virtual machine has released the job (A-SRPT;
 	// counted once in CycleReport.Released).
@@ -99,6 +102,7 @@ type Sidecar struct {
 	env       *policy.Env
 	pol       policy.Policy
 	pred      predictor.Predictor
+	profiles  *jobprofile.Resolver
 	slurm     Slurm
 	log       zerolog.Logger
 	m         *metrics
@@ -171,7 +175,8 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 	}
 	s := &Sidecar{
 		cfg: cfg, cl: o.Cluster, env: env, pol: pol, pred: pred, slurm: o.Slurm, log: o.Log,
-		m: newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
+		profiles: cfg.Profiles.Resolver(),
+		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
 		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
 		clock: math.Inf(-1),
@@ -285,6 +290,23 @@ type PlanRow struct {
 	// Note says why a dispatched job gets no node list, or why a job is
 	// left alone.
 	Note string `json:"note,omitempty"`
+	// Family is the job name's family (what [[profiles.rule]] family
+	// matches).
+	Family string `json:"family,omitempty"`
+	// Profile is the communication profile Heavy-Edge places the job by: a
+	// catalogue model, or data-parallel; ProfileSource where it came from
+	// (comment, rule, default); ProfileProblem why a profile the job named,
+	// or a rule gave it, was refused.
+	Profile        string `json:"profile,omitempty"`
+	ProfileSource  string `json:"profile_source,omitempty"`
+	ProfileProblem string `json:"profile_problem,omitempty"`
+	// AlphaMin is the profile's per-iteration time at its best placement,
+	// seconds; Alpha that of the nodes chosen (dispatched jobs, 0 when not
+	// known); Heavy marks a communication-heavy job (α_max/α_min at least
+	// policy.comm_heavy).
+	AlphaMin float64 `json:"alpha_min_s,omitempty"`
+	Alpha    float64 `json:"alpha_s,omitempty"`
+	Heavy    bool    `json:"heavy,omitempty"`
 }
 
 // RunOnce runs one cycle at time now: read the queue and the nodes, feed
@@ -642,6 +664,14 @@ func (s *Sidecar) arrive(t float64, e *entry) bool {
 	e.job.GPUs = s.view.gpus(e.sj)
 	e.tasks = e.sj.Array.Tasks
 	e.est = s.pred.Predict(&e.job)
+	e.prof = s.profiles.Resolve(e.sj.Comment, predictor.Family(e.job.Name), e.job.Account, max(e.job.GPUs, 1))
+	e.job.Profile = e.prof.Model
+	s.m.profiles.WithLabelValues(string(e.prof.Source)).Inc()
+	if e.prof.Problem != "" {
+		s.m.profileProblems.WithLabelValues(e.prof.ProblemKind).Inc()
+		s.log.Warn().Str("job", e.id).Str("problem", e.prof.Problem).Str("profile", e.prof.Model).
+			Str("source", string(e.prof.Source)).Msg("job profile refused; using the next source")
+	}
 	e.seq = s.nextSeq
 	s.nextSeq++
 	e.released, e.parked, e.remaining = false, false, 0
@@ -659,7 +689,7 @@ func (s *Sidecar) rejoin(t float64, e *entry) bool {
 
 // enter creates e's task with e.est and hands it to the policy by add.
 func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
-	task, err := s.env.NewTask(&e.job, e.seq, e.est)
+	task, err := s.env.NewLiveTask(&e.job, e.seq, e.est, e.prof.Profile)
 	if err != nil {
 		e.ph, e.why = phIdle, err.Error()
 		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
@@ -981,10 +1011,18 @@ func (s *Sidecar) plan(ranked []*entry, want []uint32, jobs []slurmclient.Job) [
 		if e.sj != nil {
 			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
 		}
+		r.Family = predictor.Family(e.job.Name)
+		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem
+		if e.task != nil && e.task.Prof != nil {
+			r.AlphaMin, r.Heavy = e.task.AlphaMin, e.task.Heavy
+		}
 		switch {
 		case e.ph == phDispatched:
 			r.Stage = "dispatched"
 			r.Nodes, _, r.Note = s.nodeUpdate(e)
+			if e.placed && e.task != nil {
+				r.Alpha, _ = s.env.Placer.AlphaOf(e.task.Prof, &e.place)
+			}
 		case s.high(e):
 			r.Stage = "released"
 		default:

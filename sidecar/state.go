@@ -15,6 +15,7 @@ import (
 
 	"github.com/asrpt/asrpt/internal/regularfile"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
@@ -45,7 +46,10 @@ type savedJob struct {
 	// number).
 	Median float64 `json:"median_s,omitempty"`
 	Known  bool    `json:"known"`
-	Phase  string  `json:"phase"`
+	// ProfileSource is where the profile Job.Profile names came from
+	// (comment, rule, default).
+	ProfileSource string `json:"profile_source,omitempty"`
+	Phase         string `json:"phase"`
 	Why    string  `json:"why,omitempty"`
 	// Remaining is the virtual work left, seconds (Task.VirtualRemaining);
 	// Released says whether the virtual machine had released the job;
@@ -172,7 +176,7 @@ func (s *Sidecar) snapshot() *savedState {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
-			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes}
+			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, ProfileSource: string(e.prof.Source)}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
 			sj.Released = !math.IsNaN(e.task.Released)
@@ -220,6 +224,8 @@ func (s *Sidecar) restore(st *savedState) error {
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes}
+		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
+		e.job.Profile = e.prof.Model
 		if len(sj.Place) > 0 {
 			e.placed = true
 			for _, sl := range sj.Place {

@@ -60,7 +60,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // writePlan prints the plan as a table in squeue's spirit.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tNODES\tNOTE")
+	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tNODES\tALPHA\tNOTE")
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
 		if !r.Known {
@@ -83,10 +83,26 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 			pred, rank = "-", "-"
 		}
 		note := r.Note
+		if r.ProfileProblem != "" {
+			note = strings.TrimPrefix(note+"; ", "; ") + "profile refused: " + r.ProfileProblem
+		}
 		if note == "" {
 			note = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, pred, virt, rank, prio, nodes, note)
+		// The profile and where it came from; a heavy job is marked '!'.
+		prof := "-"
+		if r.Profile != "" {
+			prof = r.Profile + "(" + r.ProfileSource + ")"
+			if r.Heavy {
+				prof += "!"
+			}
+		}
+		// α of the chosen nodes against the best placement's.
+		alpha := "-"
+		if r.Alpha > 0 && r.AlphaMin > 0 {
+			alpha = fmt.Sprintf("%.3gs(x%.2f)", r.Alpha, r.Alpha/r.AlphaMin)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, prof, pred, virt, rank, prio, nodes, alpha, note)
 	}
 	return tw.Flush()
 }

@@ -16,13 +16,15 @@ var updatePlan = flag.Bool("update-plan", false, "rewrite testdata/plan.golden")
 func TestWritePlanGolden(t *testing.T) {
 	rows := []sidecar.PlanRow{
 		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Stage: "dispatched", Rank: 1,
-			PriorityNow: 1000, PriorityNew: 1610612735, Nodes: []string{"gpu01", "gpu02"}},
+			PriorityNow: 1000, PriorityNew: 1610612735, Nodes: []string{"gpu01", "gpu02"},
+			Profile: "bert-large", ProfileSource: "comment", Heavy: true, AlphaMin: 0.137, Alpha: 0.152},
 		{JobID: "30", User: "dee", Name: "sweep", Shape: "array_remainder", GPUs: 1, Predicted: 610, Known: true, Stage: "dispatched",
 			Rank: 2, PriorityNow: 1000, PriorityNew: 1610547199, Note: "array: a node list would pin every task"},
 		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "released", Rank: 3,
-			PriorityNow: 1610547199, PriorityNew: 1610547199},
+			PriorityNow: 1610547199, PriorityNew: 1610547199, Profile: "data-parallel", ProfileSource: "default",
+			ProfileProblem: "bad asrpt: word in the job comment: \"asrpt:gpt\": want asrpt:model=NAME"},
 		{JobID: "21", User: "cy", Name: "new-thing", Shape: "het_leader", GPUs: 2, Predicted: 200000, Stage: "waiting", VirtualRemaining: 612.4,
-			Rank: 4, PriorityNow: 1000, PriorityNew: 545259520},
+			Rank: 4, PriorityNow: 1000, PriorityNew: 545259520, Profile: "vgg16", ProfileSource: "rule"},
 		{JobID: "22", User: "cy", Name: "new-thing", Shape: "het_component", GPUs: 1, Stage: "left_alone", PriorityNow: 545259520,
 			PriorityNew: 545259520, Note: "heterogeneous job component (the job is ranked through its leader)"},
 	}
