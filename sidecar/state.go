@@ -50,7 +50,7 @@ type savedJob struct {
 	// (comment, rule, default).
 	ProfileSource string `json:"profile_source,omitempty"`
 	Phase         string `json:"phase"`
-	Why    string  `json:"why,omitempty"`
+	Why           string `json:"why,omitempty"`
 	// Remaining is the virtual work left, seconds (Task.VirtualRemaining);
 	// Released says whether the virtual machine had released the job;
 	// Order is its 0-based position in the policy's Pending order (queued
