@@ -10,11 +10,11 @@ import (
 	"github.com/asrpt/asrpt/placement"
 )
 
-// TestLiveProfiles: a job that names its model in its comment is placed by
+// TestProfilesPlaceLiveJobs: a job that names its model in its comment is placed by
 // that model's profile (Heavy-Edge, α reported), a rule gives a family its
 // model, a bad comment word is reported and the job falls to the default
 // data-parallel profile, and the node list written is the placement's.
-func TestLiveProfiles(t *testing.T) {
+func TestProfilesPlaceLiveJobs(t *testing.T) {
 	h := newHarness(t, 4, 4, false, func(c *Config) {
 		c.Profiles.Rules = []jobprofile.Rule{{Family: "train-bert", Model: "bert-large"}}
 	})

@@ -79,7 +79,7 @@ submit() {
 	local tag=$1 start now due opts id count=0
 	: >"$OUT/$tag.ids"
 	start=$(date +%s.%N)
-	while IFS=$'\t' read -r offset user name gpus dur array; do
+	while IFS=$'\t' read -r offset user name gpus dur array profile; do
 		[[ $offset == \#* || -z $offset ]] && continue
 		due=$(awk -v s="$start" -v o="$offset" 'BEGIN{printf "%.3f", s+o}')
 		now=$(date +%s.%N)
@@ -89,7 +89,10 @@ submit() {
 		else
 			opts=(-N 1 "--gres=gpu:$gpus")
 		fi
-		if [[ -n ${array:-} ]]; then
+		if [[ -n ${profile:-} && $profile != - ]]; then
+			opts+=(--comment "asrpt:model=$profile")
+		fi
+		if [[ -n ${array:-} && $array != - ]]; then
 			opts+=("--array=1-$array")
 			count=$((count + ${array%%\%*}))
 		else
@@ -127,7 +130,7 @@ wait_done() {
 measure() {
 	local tag=$1 ids
 	ids=$(paste -sd, "$OUT/$tag.ids")
-	ex env SLURM_TIME_FORMAT=%s sacct -X -n -P -j "$ids" -o JobID,User,JobName,AllocTRES,Submit,Start,End,State \
+	ex env SLURM_TIME_FORMAT=%s sacct -X -n -P -j "$ids" -o JobID,User,JobName,AllocTRES,Submit,Start,End,State,NodeList \
 		>"$OUT/$tag.sacct" || fail "sacct for run $tag"
 	# A job Slurm resized has several records (RESIZING, then the final
 	# one, whose Submit is the resize time): a job's submit and start are
@@ -202,13 +205,24 @@ wait "$SIDECAR_PID" || rc=$?
 SIDECAR_PID=
 ((rc == 0)) || fail "the sidecar exited with status $rc (log: $OUT/sidecar.log)"
 measure asrpt | tee -a "$OUT/summary.tsv"
-say "sidecar metrics: $(grep -E '^asrpt_(cycles_total|writes_total|write_requests_total|write_retries_total|write_failures_total|read_errors_total)' "$OUT/metrics.txt" | tr '\n' ' ')"
+say "sidecar metrics: $(grep -E '^asrpt_(cycles_total|writes_total|write_requests_total|write_retries_total|write_failures_total|read_errors_total|profiles_total|profile_problems_total)' "$OUT/metrics.txt" | tr '\n' ' ')"
+# Where the jobs that name a profile ran, in both runs (the sidecar's node
+# lists come from Heavy-Edge on that profile), to $OUT/placements.tsv.
+profiled=$(awk -F'\t' '!/^#/ && NF >= 7 && $7 != "-" { print $3 }' "$WL" | sort -u | paste -sd'|')
+{
+	printf 'run\tjob\tname\tnodes\n'
+	for tag in slurm asrpt; do
+		awk -F'|' -v tag="$tag" -v re="^($profiled)\$" '$3 ~ re && $8 == "COMPLETED" { printf "%s\t%s\t%s\t%s\n", tag, $1, $3, $9 }' "$OUT/$tag.sacct"
+	done
+} >"$OUT/placements.tsv"
+say "profiled jobs and their nodes ($OUT/placements.tsv):"
+column -t -s$'\t' "$OUT/placements.tsv" >&2 || cat "$OUT/placements.tsv" >&2
 
 # --- Replay of the same workload -------------------------------------------
 # An array's tasks are jobs of their own, all submitted at once (the replay
 # knows no throttle).
 awk -F'\t' 'BEGIN { print "id,submit,user,name,gpus,run_time,time_limit" }
-	!/^#/ && NF >= 5 { k = NF >= 6 ? $6 + 0 : 1
+	!/^#/ && NF >= 5 { k = NF >= 6 && $6 != "-" ? $6 + 0 : 1
 	  for (i = 0; i < k; i++) printf "%d,%s,%s,%s,%d,%s,300\n", ++n, $1, $2, $3, $4, $5 }' "$WL" >"$OUT/workload.csv"
 "$ASRPT" replay --trace "$OUT/workload.csv" --nodes "$SLURMLAB_NODES" --gpus-per-node "$SLURMLAB_GPUS_PER_NODE" \
 	--policies backfill,asrpt,asrpt-oracle --predictor mean --progress never --json "$OUT/replay.json" \
