@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -161,5 +162,32 @@ func TestFreeIndexUnderTakeGive(t *testing.T) {
 			}
 			checkIndex(t, c, f)
 		})
+	}
+}
+
+// TestGiveNotTaken: giving back free GPUs, or a node the state does not
+// have, is refused with ErrNotTaken and changes nothing.
+func TestGiveNotTaken(t *testing.T) {
+	f := NewFree(cluster.Uniform(2, 4))
+	taken := Placement{Slots: []Slot{{Node: 0, GPUs: 0b0011}}}
+	if err := f.Take(&taken); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Placement{
+		{Slots: []Slot{{Node: 0, GPUs: 0b0100}}},
+		{Slots: []Slot{{Node: 0, GPUs: 0b0111}}},
+		{Slots: []Slot{{Node: 0, GPUs: 0b0001}, {Node: 1, GPUs: 0b0001}}},
+		{Slots: []Slot{{Node: 2, GPUs: 0b0001}}},
+		{Slots: []Slot{{Node: -1, GPUs: 0b0001}}},
+	} {
+		if err := f.Give(&p); !errors.Is(err, ErrNotTaken) {
+			t.Errorf("Give(%+v) = %v, want ErrNotTaken", p, err)
+		}
+		if f.Total() != 6 || f.Mask(0) != 0b1100 || f.Mask(1) != 0b1111 {
+			t.Fatalf("Give(%+v) changed the state: total %d, masks %b %b", p, f.Total(), f.Mask(0), f.Mask(1))
+		}
+	}
+	if err := f.Give(&taken); err != nil || f.Total() != 8 {
+		t.Errorf("Give of taken GPUs: %v, total %d", err, f.Total())
 	}
 }

@@ -175,13 +175,19 @@ func (f *Free) Take(p *Placement) error {
 	return nil
 }
 
-// Give marks the placement's GPUs as free again. Giving back GPUs that are
-// already free is a programming error and panics.
-func (f *Free) Give(p *Placement) {
+// ErrNotTaken is returned by Give when a GPU of the placement is free
+// already (or the placement names a node the state does not have).
+var ErrNotTaken = errors.New("placement: GPU not in use")
+
+// Give marks the placement's GPUs as free again. It changes nothing and
+// returns ErrNotTaken if any of them is free already.
+func (f *Free) Give(p *Placement) error {
 	for _, s := range p.Slots {
-		if f.mask[s.Node]&s.GPUs != 0 {
-			panic("placement: Give of free GPUs")
+		if s.Node < 0 || s.Node >= len(f.mask) || f.mask[s.Node]&s.GPUs != 0 {
+			return ErrNotTaken
 		}
+	}
+	for _, s := range p.Slots {
 		f.mask[s.Node] |= s.GPUs
 		c := s.Count()
 		old := f.count[s.Node]
@@ -189,6 +195,7 @@ func (f *Free) Give(p *Placement) {
 		f.total += c
 		f.index(s.Node, old, old+c)
 	}
+	return nil
 }
 
 // Clone returns an independent copy.

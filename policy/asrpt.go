@@ -321,10 +321,9 @@ func (a *asrpt) schedulePaper(now float64, free *placement.Free) []*Task {
 				return false
 			}
 		}
-		if !ok {
+		if !ok || !a.start(now, t, p, alpha, free) {
 			return false
 		}
-		a.start(now, t, p, alpha, free)
 		started = append(started, t)
 		return true
 	})
@@ -361,8 +360,7 @@ func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 				deadline := t.Released + a.env.Params.Tau*t.virtual
 				switch {
 				case a.consolidated(t, alpha) || (t.released && now >= deadline):
-					if da := a.run.est(t, alpha); da <= d || a.prof.fits(now, da, t.GPUs) {
-						a.start(now, t, p, alpha, free)
+					if da := a.run.est(t, alpha); (da <= d || a.prof.fits(now, da, t.GPUs)) && a.start(now, t, p, alpha, free) {
 						a.prof.add(now, da, t.GPUs)
 						started = append(started, t)
 						return true

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"iter"
 	"math"
 
@@ -150,20 +151,33 @@ type starter struct {
 }
 
 // place returns a Heavy-Edge placement for t on free and its α (1 for plain
-// jobs), or ok = false when t does not fit.
+// jobs), or ok = false when t does not fit or its placement failed; a
+// failure (anything but a lack of free GPUs) is recorded on the Env.
 func (s starter) place(t *Task, free *placement.Free) (placement.Placement, float64, bool) {
+	p, alpha, st := s.placeStatus(t, free)
+	if st.Code == Failed {
+		s.env.fail(t, st.Err)
+	}
+	return p, alpha, st.Code == Fits
+}
+
+// placeStatus is place with the outcome told apart.
+func (s starter) placeStatus(t *Task, free *placement.Free) (placement.Placement, float64, Status) {
 	if t.GPUs > free.Total() {
-		return placement.Placement{}, 0, false
+		return placement.Placement{}, 0, Status{Code: DoesNotFit}
 	}
 	p, err := s.env.Placer.Place(free, t.GPUs, t.Prof)
-	if err != nil {
-		return placement.Placement{}, 0, false
+	if st := StatusOf(err); st.Code != Fits {
+		return placement.Placement{}, 0, st
 	}
 	alpha := 1.0
 	if t.Prof != nil {
-		alpha = s.env.Placer.Alpha(t.Prof, &p)
+		var ok bool
+		if alpha, ok = s.env.Placer.AlphaOf(t.Prof, &p); !ok {
+			return placement.Placement{}, 0, Status{Code: Failed, Err: fmt.Errorf("placement of %d GPUs does not map the profile %q", t.GPUs, t.Prof.Model)}
+		}
 	}
-	return p, alpha, true
+	return p, alpha, Status{Code: Fits}
 }
 
 // consolidated reports whether α is within the placement slack of α_min.
@@ -172,11 +186,15 @@ func (s starter) consolidated(t *Task, alpha float64) bool {
 }
 
 // start records the start of t at now on p and takes its GPUs from free.
-func (s starter) start(now float64, t *Task, p placement.Placement, alpha float64, free *placement.Free) {
+// It returns false, changing nothing, when a GPU of p is busy (recorded on
+// the Env as a failure: place found p free).
+func (s starter) start(now float64, t *Task, p placement.Placement, alpha float64, free *placement.Free) bool {
 	if err := free.Take(&p); err != nil {
-		panic("policy: placement of job " + t.ID + " uses busy GPUs")
+		s.env.fail(t, fmt.Errorf("start on %d nodes: %w", len(p.Slots), err))
+		return false
 	}
 	t.Start, t.Placement, t.Alpha, t.running = now, p, alpha, true
+	return true
 }
 
 // dispatcher is a non-preemptive queue-ordering policy: FIFO, Slurm
@@ -285,7 +303,9 @@ func (d *dispatcher) Schedule(now float64, free *placement.Free) []Decision {
 				extra -= t.GPUs
 			}
 		}
-		d.start(now, t, p, alpha, free)
+		if !d.start(now, t, p, alpha, free) {
+			return true
+		}
 		d.run.add(t)
 		started = append(started, t)
 		return true

@@ -235,10 +235,13 @@ func (p *easyPP) Schedule(now float64, free *placement.Free) []Decision {
 	}
 	started := p.buf[:0]
 	seen, depth := 0, p.env.Params.Depth
-	begin := func(t *Task, pl placement.Placement, alpha float64) {
-		p.start(now, t, pl, alpha, free)
+	begin := func(t *Task, pl placement.Placement, alpha float64) bool {
+		if !p.start(now, t, pl, alpha, free) {
+			return false
+		}
 		p.run.add(t)
 		started = append(started, t)
+		return true
 	}
 	// FCFS: start jobs in submit order while they fit.
 	var head *Task
@@ -249,13 +252,12 @@ func (p *easyPP) Schedule(now float64, free *placement.Free) []Decision {
 		}
 		seen++
 		pl, alpha, fits := p.place(t, free)
-		if !fits {
+		if !fits || !begin(t, pl, alpha) {
 			head = t
 			break
 		}
 		p.fcfs.DeleteMin()
 		p.sjbf.Delete(t)
-		begin(t, pl, alpha)
 	}
 	if head != nil && free.Total() > 0 {
 		// The head's reservation, then SJBF backfilling around it.

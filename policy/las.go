@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/google/btree"
@@ -195,16 +196,17 @@ func (l *las) Schedule(now float64, free *placement.Free) []Decision {
 	}
 	var out []Decision
 	for _, t := range drop {
-		free.Give(&t.Placement)
+		if err := free.Give(&t.Placement); err != nil {
+			l.env.fail(t, fmt.Errorf("preemption: %w", err))
+		}
 		l.stop(now, t)
 		out = append(out, Decision{Task: t, Preempt: true})
 	}
 	for _, t := range want {
 		p, alpha, ok := l.place(t, free)
-		if !ok {
+		if !ok || !l.start(now, t, p, alpha, free) {
 			continue
 		}
-		l.start(now, t, p, alpha, free)
 		t.lastSeen = now
 		l.running.ReplaceOrInsert(t)
 		l.track(t)

@@ -127,6 +127,10 @@ type Env struct {
 	// G is the cluster's GPU count.
 	G      int
 	Params Params
+
+	// errs and failed hold the placement failures until TakeErrors.
+	errs   []error
+	failed int
 }
 
 // NewEnv returns the environment for cluster c.

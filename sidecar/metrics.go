@@ -38,6 +38,9 @@ type metrics struct {
 	// profiles counts the jobs that entered the policy, by the source of
 	// their profile (comment, rule, default).
 	profiles *prometheus.CounterVec
+	// placementErrors counts placements that failed for another reason
+	// than a lack of free GPUs.
+	placementErrors prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -84,12 +87,14 @@ func newMetrics() *metrics {
 			Name: "asrpt_profile_problems_total", Help: "Job profiles refused (the job then has the next source's), by kind: comment (a bad asrpt: word or an unknown model), gpus (a GPU count the model does not accept)."}, []string{"kind"}),
 		profiles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "asrpt_profiles_total", Help: "Jobs that entered the policy, by the source of their communication profile (comment, rule, default)."}, []string{"source"}),
+		placementErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_placement_errors_total", Help: "Placements that failed for another reason than a lack of free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced."}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
 	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
 		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
-		m.profileProblems, m.profiles,
+		m.profileProblems, m.profiles, m.placementErrors,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -359,6 +359,10 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	free := s.freeModel(nodes, jobs)
 	s.placeDispatched(t, free)
 	rep.Dispatched = s.schedule(t, free)
+	if errs, n := s.env.TakeErrors(); n > 0 {
+		s.m.placementErrors.Add(float64(n))
+		s.incident("placement", errs[0])
+	}
 	rep.Released = s.countReleases()
 	ranked := s.rank()
 	want := s.label(ranked)
@@ -421,9 +425,18 @@ func (s *Sidecar) incident(key string, err error) {
 			msg = "state file could not be saved; retrying in later cycles"
 		case "deadline":
 			msg = "cycle deadline reached before every write went out; the rest go out in later cycles"
+		case "placement":
+			msg = "placing a job failed for another reason than free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced"
 		}
 		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg(msg)
 	}
+}
+
+// placementFailed counts a failed placement of e (not a lack of free
+// GPUs) as a placement incident.
+func (s *Sidecar) placementFailed(e *entry, err error) {
+	s.m.placementErrors.Inc()
+	s.incident("placement", fmt.Errorf("job %s: %w", e.id, err))
 }
 
 // closeIncidents ends the incidents not seen in this cycle.
@@ -845,7 +858,10 @@ func (s *Sidecar) placeDispatched(t float64, free *placement.Free) {
 			if t-e.placedAt <= grace {
 				continue
 			}
-			free.Give(&e.place)
+			if err := free.Give(&e.place); err != nil {
+				s.placementFailed(e, err)
+				continue
+			}
 			avoid := free.Clone()
 			_ = avoid.Take(&e.place)
 			if p, err := s.placeOn(avoid, e); err == nil && free.Take(&p) == nil {
@@ -856,7 +872,10 @@ func (s *Sidecar) placeDispatched(t float64, free *placement.Free) {
 			}
 		}
 		p, err := s.placeOn(free, e)
-		if err != nil {
+		if st := policy.StatusOf(err); st.Code != policy.Fits {
+			if st.Code == policy.Failed {
+				s.placementFailed(e, err)
+			}
 			e.placed = false
 			continue
 		}
@@ -912,8 +931,16 @@ func (s *Sidecar) schedule(t float64, free *placement.Free) int {
 		if !s.mayUsePlacement(e, &e.place) {
 			// The policy sees one pool of GPUs; place the job again on the
 			// nodes its request can use, or keep no placement until it fits.
-			free.Give(&e.place)
+			if err := free.Give(&e.place); err != nil {
+				s.placementFailed(e, err)
+				e.placed = false
+				n++
+				continue
+			}
 			p, err := s.placeOn(free, e)
+			if st := policy.StatusOf(err); st.Code == policy.Failed {
+				s.placementFailed(e, err)
+			}
 			if e.placed = err == nil && free.Take(&p) == nil; e.placed {
 				e.place = p
 			}

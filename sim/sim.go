@@ -336,7 +336,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			}
 			st := c.st
 			t := st.task
-			free.Give(&t.Placement)
+			if err := free.Give(&t.Placement); err != nil {
+				return nil, fmt.Errorf("sim: t=%.3f: job %s ends: %w", now, t.ID, err)
+			}
 			st.res.End = c.at
 			st.res.RunTime += c.at - t.Start
 			pol.Finish(now, t)
@@ -372,7 +374,13 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			pending++
 			next++
 		}
-		for _, d := range pol.Schedule(now, free) {
+		decisions := pol.Schedule(now, free)
+		if errs, n := env.TakeErrors(); n > 0 {
+			// A placement that failed for another reason than free GPUs is
+			// a bug of the policy or the placer: the replay does not go on.
+			return nil, fmt.Errorf("sim: t=%.3f: policy %s: %d placement failures, the first: %w", now, pol.Name(), n, errs[0])
+		}
+		for _, d := range decisions {
 			if err := poll(); err != nil {
 				return nil, err
 			}
