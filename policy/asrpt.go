@@ -6,7 +6,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // VirtualMachine is the virtual single machine A1 of design §4: a unit-speed
@@ -223,7 +223,7 @@ func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) 
 // Update implements Updater (design §5b.3): a released job is re-keyed by
 // its new size; an unreleased one keeps max(0, remaining + p_new − p_old)
 // of virtual work. Paper mode keeps the prediction made at submit.
-func (a *asrpt) Update(now float64, t *Task, est predictor.Estimate) {
+func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 	if !a.revised || t.running || a.vm == nil {
 		return
 	}

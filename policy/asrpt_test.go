@@ -7,7 +7,7 @@ import (
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // fullFree returns the free pool of env's one 8-GPU node with every GPU
@@ -77,12 +77,12 @@ func TestUpdate(t *testing.T) {
 		t.Fatalf("pending %v, want [a b c]", got)
 	}
 	upd := pol.(Updater)
-	upd.Update(30, ts[0], predictor.Estimate{Seconds: 50, Known: true}) // a: size 10 → 50
+	upd.Update(30, ts[0], prediction.Estimate{Seconds: 50, Known: true}) // a: size 10 → 50
 	if got := ids(pol.Pending()); !equal(got, []string{"b", "a", "c"}) {
 		t.Errorf("after re-keying a: pending %v, want [b a c]", got)
 	}
 	// c: size 1000 → 100, remaining 1000 + 100 − 1000 = 100: released at 130.
-	upd.Update(30, ts[2], predictor.Estimate{Seconds: 100, Known: true})
+	upd.Update(30, ts[2], prediction.Estimate{Seconds: 100, Known: true})
 	if got, want := ts[2].VirtualRemaining(), 100.0; math.Abs(got-want) > 1e-9 {
 		t.Errorf("c's remaining virtual work %v, want %v", got, want)
 	}
@@ -90,14 +90,14 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("next release at %v, want 130", next)
 	}
 	// A shrink below the work done (10 s by t = 40) releases at once.
-	upd.Update(40, ts[2], predictor.Estimate{Seconds: 1, Known: true})
+	upd.Update(40, ts[2], prediction.Estimate{Seconds: 1, Known: true})
 	if !ts[2].released {
 		t.Errorf("c not released after its size fell below the work done")
 	}
 
 	// A withdrawn job is not put back.
 	pol.Withdraw(40, ts[1])
-	upd.Update(40, ts[1], predictor.Estimate{Seconds: 5, Known: true})
+	upd.Update(40, ts[1], prediction.Estimate{Seconds: 5, Known: true})
 	for _, p := range pol.Pending() {
 		if p == ts[1] {
 			t.Errorf("Update put a withdrawn job back")
@@ -107,7 +107,7 @@ func TestUpdate(t *testing.T) {
 	paper, _ := New("asrpt-paper", env)
 	ps := newTasks(t, env, [][2]float64{{8, 1000}})
 	paper.Arrive(0, ps[0])
-	paper.(Updater).Update(10, ps[0], predictor.Estimate{Seconds: 1, Known: true})
+	paper.(Updater).Update(10, ps[0], prediction.Estimate{Seconds: 1, Known: true})
 	if got := ps[0].Est.Seconds; got != 1000 {
 		t.Errorf("paper mode changed the prediction to %v", got)
 	}
@@ -131,7 +131,7 @@ func TestReservationsProtectTheFirstK(t *testing.T) {
 		env := NewEnv(cluster.Uniform(1, 8), p)
 		pol, _ := New("asrpt", env)
 		free := placement.NewFree(env.Cluster)
-		run, err := env.NewTask(&job.Job{ID: "run", GPUs: 4, RunTime: 100}, 99, predictor.Estimate{Seconds: 100, Known: true})
+		run, err := env.NewTask(&job.Job{ID: "run", GPUs: 4, RunTime: 100}, 99, prediction.Estimate{Seconds: 100, Known: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestReservationsProtectTheFirstK(t *testing.T) {
 		pol.(*asrpt).start(0, run, pl, 1, free)
 		pol.(*asrpt).run.add(run)
 		mk := func(id string, seq, gpus int, d float64) *Task {
-			task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d}, seq, predictor.Estimate{Seconds: d, Known: true})
+			task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d}, seq, prediction.Estimate{Seconds: d, Known: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,15 +174,15 @@ func TestUnseenSizedByClass(t *testing.T) {
 	pol, _ := New("asrpt", env)
 	a := pol.(*asrpt)
 	for i := range unseenMinSamples {
-		task, err := env.NewTask(&job.Job{ID: "u", GPUs: 1, RunTime: 100}, i, predictor.Estimate{Seconds: 3600})
+		task, err := env.NewTask(&job.Job{ID: "u", GPUs: 1, RunTime: 100}, i, prediction.Estimate{Seconds: 3600})
 		if err != nil {
 			t.Fatal(err)
 		}
 		task.Start, task.Alpha = 0, 1
 		a.Finish(float64(50+100*(i%2)), task) // runs of 50 and 150 s: mean 100
 	}
-	one, _ := env.NewTask(&job.Job{ID: "one", GPUs: 1, RunTime: 7, TimeLimit: 80}, 100, predictor.Estimate{Seconds: 3600})
-	wide, _ := env.NewTask(&job.Job{ID: "wide", GPUs: 4, RunTime: 7}, 101, predictor.Estimate{Seconds: 3600})
+	one, _ := env.NewTask(&job.Job{ID: "one", GPUs: 1, RunTime: 7, TimeLimit: 80}, 100, prediction.Estimate{Seconds: 3600})
+	wide, _ := env.NewTask(&job.Job{ID: "wide", GPUs: 4, RunTime: 7}, 101, prediction.Estimate{Seconds: 3600})
 	pol.Arrive(0, one)
 	pol.Arrive(0, wide)
 	if one.Est.Seconds != 80 || !one.Est.Known {

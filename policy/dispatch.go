@@ -8,7 +8,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // mode is how a scan treats a job that cannot start.
@@ -40,7 +40,7 @@ func estLimit(t *Task, _ float64) float64 {
 	if t.TimeLimit > 0 {
 		return t.TimeLimit
 	}
-	return predictor.DefaultLimit
+	return prediction.DefaultLimit
 }
 
 // byKey orders tasks by (key, submit, seq).
@@ -241,7 +241,7 @@ func (d *dispatcher) Withdraw(_ float64, t *Task) {
 }
 
 // Update implements Updater: the job is re-keyed by its new estimate.
-func (d *dispatcher) Update(_ float64, t *Task, est predictor.Estimate) {
+func (d *dispatcher) Update(_ float64, t *Task, est prediction.Estimate) {
 	if t.running || !d.queue.Has(t) {
 		return
 	}

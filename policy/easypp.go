@@ -6,7 +6,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // easyPPIncrements are the amounts in seconds by which EASY++ raises a
@@ -57,7 +57,7 @@ func (r runPair) mean() float64 {
 //     placement): the mean run time of the user's last two finished jobs (the
 //     last one alone after the user's first), capped by the job's time limit
 //     when it has one; a user with no finished job gets the time limit, or
-//     predictor.DefaultLimit without one. The run time learnt at Finish is
+//     prediction.DefaultLimit without one. The run time learnt at Finish is
 //     the elapsed time now − Start, brought to the reference placement by
 //     α_min/α for a profiled job; it is kept at ≥ 1 s. Jobs of an empty user
 //     name share one history. Two numbers are kept per user.
@@ -121,7 +121,7 @@ func (p *easyPP) predict(t *Task) float64 {
 	case !ok && t.TimeLimit > 0:
 		return t.TimeLimit
 	case !ok:
-		return predictor.DefaultLimit
+		return prediction.DefaultLimit
 	case t.TimeLimit > 0:
 		return math.Min(h.mean(), t.TimeLimit)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/prediction"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/sim"
 	"github.com/asrpt/asrpt/trace"
@@ -88,7 +89,7 @@ func newScene(t *testing.T, name string) *scene {
 func (s *scene) arrive(now float64, id, user string, gpus int, limit float64) *policy.Task {
 	s.t.Helper()
 	j := &job.Job{ID: id, User: user, GPUs: gpus, RunTime: 1, TimeLimit: limit, Submit: now}
-	task, err := s.env.NewTask(j, s.seq, predictor.Estimate{Seconds: 1, Known: true})
+	task, err := s.env.NewTask(j, s.seq, prediction.Estimate{Seconds: 1, Known: true})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -153,8 +154,8 @@ func TestEASYPPUserPrediction(t *testing.T) {
 		{"capped by the limit", []float64{400, 600}, 450, 450, true},
 		{"no history: the limit", nil, 450, 450, true},
 		{"no history: the limit, too long", nil, 450, 449, false},
-		{"no history, no limit", nil, 0, predictor.DefaultLimit, true},
-		{"no history, no limit, too long", nil, 0, predictor.DefaultLimit - 1, false},
+		{"no history, no limit", nil, 0, prediction.DefaultLimit, true},
+		{"no history, no limit, too long", nil, 0, prediction.DefaultLimit - 1, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

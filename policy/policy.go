@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // Decision is one change a scheduling pass makes.
@@ -59,7 +59,7 @@ type Policy interface {
 // was predicted again at now, design §5b.3) and re-orders it; it is a no-op
 // for a running job or one the policy does not hold.
 type Updater interface {
-	Update(now float64, t *Task, est predictor.Estimate)
+	Update(now float64, t *Task, est prediction.Estimate)
 }
 
 // Names lists the registered policy names in their display order.

@@ -7,7 +7,7 @@ import (
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 func ids(ts []*Task) []string {
@@ -37,7 +37,7 @@ func newTasks(t *testing.T, env *Env, spec [][2]float64) []*Task {
 	var out []*Task
 	for i, s := range spec {
 		j := &job.Job{ID: string(rune('a' + i)), Submit: float64(i), GPUs: int(s[0]), RunTime: s[1]}
-		task, err := env.NewTask(j, i, predictor.Estimate{Seconds: s[1], Known: true})
+		task, err := env.NewTask(j, i, prediction.Estimate{Seconds: s[1], Known: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -40,7 +40,7 @@ func TestPlacementFailureIsNotNoFit(t *testing.T) {
 				t.Fatal(err)
 			}
 			j := &job.Job{ID: "1", User: "u", GPUs: 2, RunTime: 100, TimeLimit: 1000}
-			task, err := env.NewTask(j, 0, predictor.Estimate{Seconds: 100, Known: true})
+			task, err := env.NewTask(j, 0, prediction.Estimate{Seconds: 100, Known: true})
 			if err != nil {
 				t.Fatal(err)
 			}

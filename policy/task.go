@@ -12,7 +12,7 @@ import (
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // Unseen says what A-SRPT does with jobs the predictor has never seen
@@ -158,7 +158,7 @@ type Task struct {
 	Reference float64
 	// Est is the current prediction for the reference run time: made at
 	// arrival, replaced when the job is predicted again while it waits.
-	Est predictor.Estimate
+	Est prediction.Estimate
 	// UnseenAtSubmit reports that the predictor knew nothing like the job
 	// when it was submitted (Est.Known was false at arrival).
 	UnseenAtSubmit bool
@@ -190,7 +190,7 @@ type Task struct {
 // NewTask derives a Task from j at its arrival, with prediction est for its
 // reference run time. The seq number breaks ties between equal keys. A
 // profiled job (j.Profiled) gets its catalogue profile.
-func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error) {
+func (e *Env) NewTask(j *job.Job, seq int, est prediction.Estimate) (*Task, error) {
 	var prof *placement.Profile
 	if j.Profiled() {
 		p, err := placement.Lookup(j.Profile, j.GPUs)
@@ -207,7 +207,7 @@ func (e *Env) NewTask(j *job.Job, seq int, est predictor.Estimate) (*Task, error
 // true run time is not known (Reference stays j.RunTime, 0 while it
 // waits). est is read as the run time at the consolidated placement
 // (α_min), as the replay's profiled jobs have it.
-func (e *Env) NewLiveTask(j *job.Job, seq int, est predictor.Estimate, prof *placement.Profile) (*Task, error) {
+func (e *Env) NewLiveTask(j *job.Job, seq int, est prediction.Estimate, prof *placement.Profile) (*Task, error) {
 	if prof != nil {
 		if err := prof.Validate(); err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.ID, err)
@@ -223,7 +223,7 @@ func (e *Env) NewLiveTask(j *job.Job, seq int, est predictor.Estimate, prof *pla
 	return t, err
 }
 
-func (e *Env) newTask(j *job.Job, seq int, est predictor.Estimate, prof *placement.Profile) (*Task, error) {
+func (e *Env) newTask(j *job.Job, seq int, est prediction.Estimate, prof *placement.Profile) (*Task, error) {
 	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est, UnseenAtSubmit: !est.Known,
 		Released: math.NaN(), Start: math.NaN(), rank: e.Params.Rank}
 	if j.GPUs <= 0 {

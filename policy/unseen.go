@@ -3,7 +3,7 @@ package policy
 import (
 	"math"
 
-	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // unseenMinSamples is how many finished jobs of a GPU-count class that
@@ -45,7 +45,7 @@ func (u *unseenClasses) add(t *Task, run float64) {
 // estimate returns the class's estimate for t, capped by t's time limit:
 // the mean run time as the expected value, the geometric mean as the
 // median; ok is false while the class has too few samples.
-func (u *unseenClasses) estimate(t *Task) (e predictor.Estimate, ok bool) {
+func (u *unseenClasses) estimate(t *Task) (e prediction.Estimate, ok bool) {
 	c := &u[unseenClass(t.GPUs)]
 	if c.n < unseenMinSamples {
 		return e, false

@@ -224,7 +224,7 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 		for k, i := range test {
 			e := f(&jobs[i], &teRows[k])
 			if e.Seconds <= 0 {
-				e = baseFallback(&jobs[i], &teRows[k]).known(e.Known)
+				e = withKnown(baseFallback(&jobs[i], &teRows[k]), e.Known)
 			}
 			if name != "limit" {
 				e = capLimit(e, &jobs[i])
@@ -273,7 +273,8 @@ func baseFallback(j *job.Job, r *Row) Estimate {
 	return Limit{}.Predict(j)
 }
 
-func (e Estimate) known(k bool) Estimate { e.Known = k; return e }
+// withKnown returns e with Known set to k.
+func withKnown(e Estimate, k bool) Estimate { e.Known = k; return e }
 
 // score computes a predictor's errors: pred is its median output, exp
 // its expected output (seconds, by test job).

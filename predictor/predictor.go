@@ -5,38 +5,15 @@
 package predictor
 
 import (
+	"github.com/asrpt/asrpt/prediction"
 	"math"
 
 	"github.com/asrpt/asrpt/job"
 )
 
-// Estimate is a predicted run time: two numbers, because ordering and
-// fitting want different ones (design §5b.4). Ranking uses the expected
-// value (the SEPT / cμ rule); fitting a job into a backfill hole and
-// building the free-GPU profile use the median.
-type Estimate struct {
-	// Seconds is the expected run time at the job's reference placement
-	// (for profiled jobs: predicted iterations · α_min), in seconds, > 0.
-	// The ordering policies rank by it.
-	Seconds float64
-	// Median is the predicted median run time at the reference placement,
-	// seconds; 0 when the predictor has only one number, in which case
-	// Fit returns Seconds.
-	Median float64
-	// Known is false when nothing like the job has been seen before; Seconds
-	// then holds the predictor's fallback guess (nearest known group, then
-	// the time limit).
-	Known bool
-}
-
-// Fit returns the run time in seconds to fit the job into a reservation
-// hole with: the median when the predictor gave one, else Seconds.
-func (e Estimate) Fit() float64 {
-	if e.Median > 0 {
-		return e.Median
-	}
-	return e.Seconds
-}
+// Estimate is prediction.Estimate: a predicted run time, expected value
+// and median (design §5b.4).
+type Estimate = prediction.Estimate
 
 // Predictor predicts run times. Implementations are deterministic: the same
 // sequence of calls gives the same answers. Not safe for concurrent use
@@ -57,9 +34,9 @@ type Predictor interface {
 	Observe(j *job.Job, end float64)
 }
 
-// DefaultLimit is the run time in seconds assumed for a job with neither
-// history nor a time limit (one day).
-const DefaultLimit = 86400
+// DefaultLimit is prediction.DefaultLimit: the run time in seconds assumed
+// for a job with neither history nor a time limit (one day).
+const DefaultLimit = prediction.DefaultLimit
 
 // Oracle predicts each job's true run time (perfect predictions), as both
 // the expected value and the median.
@@ -176,7 +153,7 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 	if a := m.user[j.User]; a != nil {
 		return a.estimate(false)
 	}
-	return Limit{}.Predict(j).unknown()
+	return unknown(Limit{}.Predict(j))
 }
 
 // Repredict implements Predictor: the running means already hold every
@@ -200,4 +177,5 @@ func (m *Mean) Observe(j *job.Job, _ float64) {
 	u.add(j.RunTime)
 }
 
-func (e Estimate) unknown() Estimate { e.Known = false; return e }
+// unknown returns e with Known false.
+func unknown(e Estimate) Estimate { e.Known = false; return e }

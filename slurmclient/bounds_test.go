@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asrpt/asrpt/slurmconf"
+	"github.com/asrpt/asrpt/hostlist"
 )
 
 func TestGPUIndicesPerNode(t *testing.T) {
@@ -83,7 +83,7 @@ func hostileJobs(t *testing.T, n int, detail []string) []byte {
 // index ranges. Both are ErrBadResponse naming the job and field, found
 // after at most MaxResponseNames names.
 func TestJobsResponseBounds(t *testing.T) {
-	perJob := 3 * slurmconf.MaxHosts
+	perJob := 3 * hostlist.MaxHosts
 	firstBad := MaxResponseNames/perJob + 1 // the job whose fields pass the budget
 	tests := []struct {
 		name  string

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asrpt/asrpt/hostlist"
 	"github.com/asrpt/asrpt/internal/fuzzbound"
-	"github.com/asrpt/asrpt/slurmconf"
 )
 
 // bodyRT answers every request with one canned status and body.
@@ -92,7 +92,7 @@ func FuzzHostlist(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		fuzzbound.Within(t, time.Second, func() {
 			hs, err := expandHostlist(s)
-			if err == nil && len(hs) > slurmconf.MaxHosts {
+			if err == nil && len(hs) > hostlist.MaxHosts {
 				t.Fatalf("%d hosts", len(hs))
 			}
 		})

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/asrpt/asrpt/slurmconf"
+	"github.com/asrpt/asrpt/hostlist"
 )
 
 var errHostlist = errors.New("bad hostlist")
@@ -32,7 +32,7 @@ var errTooManyNames = errors.New("too many host names and GPU indices in one res
 
 // budget counts the host names and GPU indices expanded from one response
 // against MaxResponseNames. One hostlist is expanded before it is charged,
-// so a response allocates at most MaxResponseNames plus slurmconf.MaxHosts
+// so a response allocates at most MaxResponseNames plus hostlist.MaxHosts
 // names.
 type budget struct{ left int }
 
@@ -82,14 +82,14 @@ func (b *budget) indexMap(nodes []string, detail []string) (map[string][]int, er
 }
 
 // expandHostlist expands a Slurm hostlist ("node[1-3,5],gpu01") into names,
-// in order, with Slurm's own rules (slurmconf.ExpandHostlist, which refuses
-// more than slurmconf.MaxHosts names). An empty string is an empty list.
+// in order, with Slurm's own rules (hostlist.Expand, which refuses
+// more than hostlist.MaxHosts names). An empty string is an empty list.
 func expandHostlist(s string) ([]string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "(null)" {
 		return nil, nil
 	}
-	out, err := slurmconf.ExpandHostlist(s)
+	out, err := hostlist.Expand(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %w", errHostlist, s, err)
 	}

@@ -1,4 +1,4 @@
-package slurmconf
+package hostlist
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
-func TestExpandHostlist(t *testing.T) {
+func TestExpand(t *testing.T) {
 	tests := []struct {
 		in   string
 		want string // space-separated
@@ -47,7 +47,7 @@ func TestExpandHostlist(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := ExpandHostlist(tc.in)
+			got, err := Expand(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
@@ -68,12 +68,12 @@ func TestExpandHostlist(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ExpandHostlist("n[0-65535],x"); !errors.Is(err, ErrTooManyHosts) {
+	if _, err := Expand("n[0-65535],x"); !errors.Is(err, ErrTooManyHosts) {
 		t.Errorf("MaxHosts+1 names: err = %v", err)
 	}
 }
 
-func TestCompressHostlist(t *testing.T) {
+func TestCompress(t *testing.T) {
 	tests := []struct {
 		in   string // space-separated
 		want string
@@ -92,7 +92,7 @@ func TestCompressHostlist(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got := CompressHostlist(strings.Fields(tc.in))
+			got := Compress(strings.Fields(tc.in))
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -122,15 +122,15 @@ func FuzzHostlist(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		fuzzbound.Within(t, time.Second, func() {
-			hosts, err := ExpandHostlist(s)
+			hosts, err := Expand(s)
 			if err != nil {
 				return
 			}
 			if len(hosts) > MaxHosts {
 				t.Fatalf("%d hosts > MaxHosts", len(hosts))
 			}
-			c := CompressHostlist(hosts)
-			back, err := ExpandHostlist(c)
+			c := Compress(hosts)
+			back, err := Expand(c)
 			if err != nil {
 				t.Fatalf("compressed %q of %q does not expand: %v", c, s, err)
 			}
@@ -141,12 +141,12 @@ func FuzzHostlist(f *testing.F) {
 	})
 }
 
-func BenchmarkExpandHostlist(b *testing.B) {
+func BenchmarkExpand(b *testing.B) {
 	for _, expr := range []string{"gpu[0001-4096]", "rack[01-64]-node[01-64]", "n[1-8],n[10-20],n[30-40,50-60,70-80]"} {
 		b.Run(expr, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ExpandHostlist(expr); err != nil {
+				if _, err := Expand(expr); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -154,7 +154,7 @@ func BenchmarkExpandHostlist(b *testing.B) {
 	}
 }
 
-func BenchmarkCompressHostlist(b *testing.B) {
+func BenchmarkCompress(b *testing.B) {
 	hosts := make([]string, 0, 4096)
 	for i := 1; i <= 4096; i++ {
 		if i%17 != 0 {
@@ -163,6 +163,6 @@ func BenchmarkCompressHostlist(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		CompressHostlist(hosts)
+		Compress(hosts)
 	}
 }
