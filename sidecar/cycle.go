@@ -1,0 +1,145 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// jobStates are the keys of CycleReport.Jobs, each exported as a gauge
+// (0 when the cycle saw no such job).
+var jobStates = []string{"pending", "running", "held", "out_of_scope", "managed", "dispatched", "hands_off"}
+
+// CycleReport is what one cycle saw and did.
+type CycleReport struct {
+	// Time is the cycle's time.
+	Time time.Time
+	// Duration is the wall time the cycle took.
+	Duration time.Duration
+	// Jobs counts the jobs seen, by state: pending, running, held,
+	// out_of_scope, managed, dispatched, hands_off.
+	Jobs map[string]int
+	// Arrived counts the jobs that entered the policy this cycle;
+	// Released those the virtual machine released; Dispatched those whose
+	// turn came.
+	Arrived, Released, Dispatched int
+	// Writes counts the updates sent, by kind (priority, nodes); in a dry
+	// run, those that would have been sent. Failed counts failed ones by
+	// reason; Deferred those left for later by the write limit.
+	Writes   map[string]int
+	Failed   map[string]int
+	Deferred int
+	// DeadlineHit is set when the cycle's deadline ended its writes.
+	DeadlineHit bool
+	// Backoff counts the changed values not sent this cycle because the
+	// last write of the same kind to the same job failed and its backoff
+	// runs.
+	Backoff int
+	// Plan is the ranked queue, head first (filled in dry runs and when
+	// asked through Plan).
+	Plan []PlanRow
+}
+
+// RunOnce runs one cycle at time now: read the queue and the nodes, feed
+// new accounting records to the predictor, bring the policy up to date,
+// rank, place the jobs whose turn has come, and write the changed values
+// (none in a dry run). A failed read returns an error and changes nothing;
+// failed writes are counted in the report and retried in later cycles. The
+// state is saved at the end of a cycle that changed it.
+func (s *Sidecar) RunOnce(ctx context.Context, now time.Time) (CycleReport, error) {
+	return s.cycle(ctx, now, s.cfg.DryRun)
+}
+
+// Plan runs one cycle as a dry run, whatever the configuration says, and
+// returns its report with the plan.
+func (s *Sidecar) Plan(ctx context.Context, now time.Time) (CycleReport, error) {
+	return s.cycle(ctx, now, true)
+}
+
+// cycleDeadline bounds one cycle's reads and writes: twice the interval, at
+// least a minute. A slow slurmrestd then ends a cycle's writes at the
+// deadline (the rest go out next cycle) instead of holding the cycle for
+// as long as the queue is.
+func (s *Sidecar) cycleDeadline() time.Duration { return max(2*s.cfg.Interval, time.Minute) }
+
+func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleReport, error) {
+	ctx, cancel := context.WithTimeout(parent, s.cycleDeadline())
+	defer cancel()
+	start := time.Now()
+	rep := CycleReport{Time: now, Jobs: map[string]int{}, Writes: map[string]int{}, Failed: map[string]int{}}
+	clear(s.seen)
+	t := unixSeconds(now)
+	if t < s.clock {
+		t = s.clock // the policy's time never goes back
+	}
+	// The job list is read last, just before the decisions and writes,
+	// to keep the window in which Slurm can start a job asrpt then writes
+	// to short (accounting queries are the slow ones).
+	nodes, err := s.slurm.Nodes(ctx)
+	if err != nil {
+		return s.fail(rep, start, "nodes", err)
+	}
+	s.pollAccounting(ctx, now)
+	jobs, err := s.slurm.Jobs(ctx)
+	if err != nil {
+		return s.fail(rep, start, "jobs", err)
+	}
+	s.clock = t
+	rep.Arrived = s.reconcile(t, jobs, &rep)
+	s.repredict(t)
+	free := s.freeModel(nodes, jobs)
+	s.placeDispatched(t, free)
+	rep.Dispatched = s.schedule(t, free)
+	if errs, n := s.env.TakeErrors(); n > 0 {
+		s.m.placementErrors.Add(float64(n))
+		s.incident("placement", errs[0])
+	}
+	rep.Released = s.countReleases()
+	ranked := s.rank()
+	want := s.label(ranked)
+	if err := s.apply(ctx, ranked, want, dry, &rep); err != nil {
+		if parent.Err() != nil || ctx.Err() == nil {
+			s.closeIncidents()
+			return s.fail(rep, start, "write", err)
+		}
+		// The cycle's deadline, not a shutdown: what was written stays
+		// written and is saved; the rest goes out next cycle.
+		rep.DeadlineHit = true
+		s.m.deadlines.Inc()
+		s.incident("deadline", err)
+	}
+	if dry {
+		rep.Plan = s.plan(ranked, want, jobs)
+	}
+	if !dry && s.dirty && s.cfg.StateFile != "" {
+		if err := writeState(s.cfg.StateFile, s.snapshot()); err != nil {
+			s.m.stateErrors.Inc()
+			s.incident("state", err)
+		} else {
+			s.dirty = false
+		}
+	}
+	s.closeIncidents()
+	rep.Duration = time.Since(start)
+	s.m.cycle.Observe(rep.Duration.Seconds())
+	s.m.cycles.WithLabelValues("ok").Inc()
+	s.m.lastSuccess.Set(float64(now.Unix()))
+	s.lastOK.Store(time.Now().UnixNano())
+	for _, k := range jobStates {
+		s.m.jobs.WithLabelValues(k).Set(float64(rep.Jobs[k]))
+	}
+	s.m.virtual.Set(float64(s.virtualLen()))
+	return rep, nil
+}
+
+func (s *Sidecar) fail(rep CycleReport, start time.Time, op string, err error) (CycleReport, error) {
+	rep.Duration = time.Since(start)
+	s.m.cycle.Observe(rep.Duration.Seconds())
+	s.m.cycles.WithLabelValues("error").Inc()
+	if op != "write" {
+		s.m.errors.WithLabelValues(op, Reason(err)).Inc()
+	}
+	return rep, fmt.Errorf("sidecar: %s: %w", op, err)
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

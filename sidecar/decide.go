@@ -1,0 +1,82 @@
+package sidecar
+
+import (
+	"math"
+	"slices"
+)
+
+// rank returns the managed pending jobs in the order Slurm should start
+// them: dispatched jobs in dispatch order, then the policy's order.
+func (s *Sidecar) rank() []*entry {
+	ranked := s.dispatched()
+	for _, t := range s.pol.Pending() {
+		if e := s.byTask[t]; e != nil && e.ph == phQueued {
+			ranked = append(ranked, e)
+		}
+	}
+	return ranked
+}
+
+// high reports whether e belongs to the upper priority band.
+func (s *Sidecar) high(e *entry) bool {
+	return e.ph == phDispatched || (e.task != nil && !math.IsNaN(e.task.Released))
+}
+
+// label returns the priority each ranked job should have.
+func (s *Sidecar) label(ranked []*entry) []uint32 {
+	s.cur = s.cur[:0]
+	split := 0
+	for i, e := range ranked {
+		s.cur = append(s.cur, e.prio)
+		if s.high(e) {
+			split = i + 1
+		}
+	}
+	hi := Label(s.cur[:split], HighBand, nil)
+	s.labels = Label(s.cur[split:], LowBand, s.labels)
+	return append(hi, s.labels...)
+}
+
+// nodeUpdate returns the node list (and per-node GPU count, 0 for none) to
+// write for dispatched job e, or nil and the reason when none is to be
+// written: the job's request must allow it (see the package documentation).
+func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, string) {
+	switch {
+	case !s.cfg.RequiredNodes:
+		return nil, 0, "node lists off (required_nodes = false)"
+	case e.sj == nil || e.ph != phDispatched:
+		return nil, 0, ""
+	case e.noNodes:
+		return nil, 0, "Slurm refused a node list for this job"
+	}
+	sj := e.sj
+	if why := nodeListBar(sj); why != "" {
+		return nil, 0, why
+	}
+	if !e.placed {
+		return nil, 0, "no placement on nodes the job can use"
+	}
+	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
+		return nil, 0, "the job names its nodes"
+	}
+	names := make([]string, len(e.place.Slots))
+	per := e.place.Slots[0].Count()
+	uniform := true
+	for i, sl := range e.place.Slots {
+		if !s.mayUse(e, sl.Node) {
+			return nil, 0, "placement on a node the job cannot use"
+		}
+		names[i] = s.cl.Nodes[sl.Node].Name
+		uniform = uniform && sl.Count() == per
+	}
+	total := sj.GPUs.Total
+	switch {
+	case len(names) == 1 && (sj.GPUs.PerNode == 0 || sj.GPUs.PerNode == total):
+		return names, 0, ""
+	case len(names) > 1 && uniform && sj.GPUs.PerNode == per:
+		return names, 0, ""
+	case len(names) > 1 && uniform && sj.GPUs.PerNode == 0 && sj.GPUs.PerJob == total && s.cfg.GPUsPerNode:
+		return names, per, ""
+	}
+	return nil, 0, "the placement does not match the job's GPUs per node"
+}

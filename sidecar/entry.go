@@ -1,0 +1,79 @@
+package sidecar
+
+import (
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// phase is where a tracked job stands.
+type phase uint8
+
+const (
+	// phQueued: waiting in the policy.
+	phQueued phase = iota
+	// phDispatched: the policy started it (its turn has come); Slurm has
+	// not started it yet. It holds its placement's GPUs in the free model.
+	phDispatched
+	// phRunning: Slurm runs a job the policy started.
+	phRunning
+	// phIdle: tracked but not in the policy (withdrawn from it: held,
+	// out of scope, taken over by an admin, started by Slurm before its
+	// turn; or running after a restart).
+	phIdle
+)
+
+var phaseNames = [...]string{"queued", "dispatched", "running", "idle"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+// entry is one job the sidecar tracks.
+type entry struct {
+	id   string
+	job  job.Job
+	task *policy.Task // nil when the policy does not hold the job
+	ph   phase
+	why  string // why an idle job is left alone
+	seq  int
+	est  predictor.Estimate
+	// prof is the job's profile, resolved when it arrives.
+	prof jobprofile.Resolved
+
+	// released: the policy's virtual machine has released the job (A-SRPT;
+	// counted once in CycleReport.Released).
+	released bool
+	// parked: withdrawn from the policy while pending (held, out of scope);
+	// remaining is its virtual work left then, seconds, and it rejoins the
+	// policy with it (policy.Restore) when it becomes eligible again.
+	parked    bool
+	remaining float64
+
+	// Dispatch.
+	dseq     int
+	placedAt float64
+	place    placement.Placement
+	placed   bool
+
+	// What asrpt wrote to Slurm and still believes in effect.
+	prio    uint32
+	nodes   []string
+	gpn     int
+	noNodes bool // Slurm refused a node list for this job; not retried
+	// ownNodes: the job named its nodes when asrpt first saw it; wroteNodes:
+	// asrpt has sent it a node list. Giveback clears the node list of a job
+	// with wroteNodes and not ownNodes.
+	ownNodes, wroteNodes bool
+	handsOff             bool // an admin changed the priority asrpt wrote
+	// fails holds, by write kind (priority, nodes), the failure of the
+	// last write of that kind, until one succeeds.
+	fails map[string]*writeFailure
+
+	// tasks is an array remainder's pending task indices when last read:
+	// a change means Slurm started a task.
+	tasks string
+
+	sj *slurmclient.Job // this cycle's record, nil when absent
+}

@@ -1,0 +1,70 @@
+package sidecar
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// freeModel returns the free GPUs as Slurm reports them: each usable node
+// in scope has its configured GPUs less those in use; GPU indices come from
+// the running jobs where they add up, else the lowest indices count as used.
+func (s *Sidecar) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job) *placement.Free {
+	free := placement.NewFree(s.cl)
+	used := make(map[int]uint64)
+	for i := range jobs {
+		for name, idx := range jobs[i].GPUIndices {
+			if n, ok := s.nodeIndex[name]; ok {
+				for _, x := range idx {
+					if x >= 0 && x < 64 {
+						used[n] |= 1 << uint(x)
+					}
+				}
+			}
+		}
+	}
+	seen := make([]bool, len(s.cl.Nodes))
+	s.nodeParts = slices.Grow(s.nodeParts[:0], len(s.cl.Nodes))[:len(s.cl.Nodes)]
+	clear(s.nodeParts)
+	take := func(i int, mask uint64) {
+		mask &= free.Mask(i)
+		if mask != 0 {
+			_ = free.Take(&placement.Placement{Slots: []placement.Slot{{Node: i, GPUs: mask}}})
+		}
+	}
+	for k := range nodes {
+		n := &nodes[k]
+		i, ok := s.nodeIndex[n.Name]
+		if !ok {
+			continue
+		}
+		seen[i] = true
+		s.nodeParts[i] = n.Partitions
+		all := free.Mask(i)
+		inScope := len(s.cfg.Scope.Partitions) == 0
+		for _, p := range n.Partitions {
+			inScope = inScope || contains(s.cfg.Scope.Partitions, p)
+		}
+		if !n.Schedulable() || !inScope {
+			take(i, all)
+			continue
+		}
+		g := s.cl.Nodes[i].GPUs
+		if n.GPUs < g { // Slurm has fewer GPUs than the model: the rest is busy
+			take(i, all&^(1<<uint(n.GPUs)-1))
+		}
+		u := used[i]
+		if bits.OnesCount64(u) != n.GPUsUsed {
+			u = 1<<uint(min(n.GPUsUsed, 63)) - 1
+		}
+		take(i, u)
+	}
+	for i, ok := range seen {
+		if !ok {
+			take(i, free.Mask(i))
+		}
+	}
+	return free
+}

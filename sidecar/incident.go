@@ -1,0 +1,41 @@
+package sidecar
+
+import (
+	"fmt"
+)
+
+// incident logs err under key the first time it happens; repeats are only
+// counted until closeIncidents sees a cycle without it.
+func (s *Sidecar) incident(key string, err error) {
+	s.seen[key] = true
+	s.active[key]++
+	if s.active[key] == 1 {
+		msg := "slurm call failed; retrying in later cycles"
+		switch key {
+		case "state":
+			msg = "state file could not be saved; retrying in later cycles"
+		case "deadline":
+			msg = "cycle deadline reached before every write went out; the rest go out in later cycles"
+		case "placement":
+			msg = "placing a job failed for another reason than free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced"
+		}
+		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg(msg)
+	}
+}
+
+// placementFailed counts a failed placement of e (not a lack of free
+// GPUs) as a placement incident.
+func (s *Sidecar) placementFailed(e *entry, err error) {
+	s.m.placementErrors.Inc()
+	s.incident("placement", fmt.Errorf("job %s: %w", e.id, err))
+}
+
+// closeIncidents ends the incidents not seen in this cycle.
+func (s *Sidecar) closeIncidents() {
+	for k, n := range s.active {
+		if !s.seen[k] {
+			s.log.Info().Str("incident", k).Int("occurrences", n).Msg("recovered")
+			delete(s.active, k)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package sidecar
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// eligible reports whether a Slurm job may be managed, and why not.
+func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, string) {
+	if !sj.Pending() {
+		return false, "not pending"
+	}
+	if ok, why := s.view.manageable(sj); !ok {
+		return false, why
+	}
+	g := s.view.gpus(sj)
+	switch {
+	case sj.Held:
+		return false, "held"
+	case g <= 0:
+		return false, "no GPUs"
+	case !s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
+		return false, "out of scope"
+	case g > s.env.G:
+		return false, "larger than the cluster"
+	case e != nil && e.handsOff:
+		return false, "priority set by an admin"
+	}
+	return true, ""
+}
+
+// reconcile brings the tracked jobs and the policy up to date with Slurm's
+// queue and returns the number of arrivals.
+func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport) int {
+	for _, e := range s.entries {
+		e.sj = nil
+	}
+	s.view = newQueueView(jobs)
+	var arrivals []*entry
+	for i := range jobs {
+		sj := &jobs[i]
+		if i > 0 && jobs[i-1].ID == sj.ID {
+			continue // listed twice (the client orders jobs by id): counted once
+		}
+		e := s.entries[sj.ID]
+		switch {
+		case sj.Pending() && sj.Held:
+			rep.Jobs["held"]++
+		case sj.Pending():
+			rep.Jobs["pending"]++
+		default:
+			rep.Jobs["running"]++
+		}
+		if e == nil {
+			if ok, why := s.eligible(sj, nil); ok {
+				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0}
+				s.entries[sj.ID] = e
+				arrivals = append(arrivals, e)
+			} else if why == "out of scope" {
+				rep.Jobs["out_of_scope"]++
+			}
+			continue
+		}
+		e.sj = sj
+		if !sj.Pending() {
+			switch e.ph {
+			case phDispatched:
+				e.ph = phRunning
+				s.dirty = true
+			case phQueued:
+				s.withdraw(t, e, "started by Slurm before its turn", false)
+			}
+			continue
+		}
+		// A priority of 0 on a job that is not held is no value at all (a
+		// response without one, or out of range): it proves nothing.
+		if e.prio != 0 && !sj.Held && !e.handsOff && sj.Priority != 0 && sj.Priority != e.prio {
+			e.handsOff = true
+			s.dirty = true
+			s.log.Info().Str("job", e.id).Uint32("wrote", e.prio).Uint32("now", sj.Priority).
+				Msg("priority changed by someone else; leaving the job alone")
+		}
+		ok, why := s.eligible(sj, e)
+		if sj.Shape() == slurmclient.ShapeArrayRemainder {
+			if e.ph == phDispatched && e.tasks != "" && sj.Array.Tasks != e.tasks {
+				// A task of the array whose turn had come has started: the
+				// rest of the array arrives again as its next task.
+				s.leavePolicy(t, e, "array task started")
+			}
+			e.tasks = sj.Array.Tasks
+		}
+		switch e.ph {
+		case phQueued:
+			if !ok {
+				s.withdraw(t, e, why, true)
+			}
+		case phDispatched:
+			if !ok {
+				s.leavePolicy(t, e, why)
+			}
+		case phRunning: // requeued
+			s.leavePolicy(t, e, "requeued")
+			if ok {
+				arrivals = append(arrivals, e)
+			}
+		case phIdle:
+			if ok {
+				arrivals = append(arrivals, e)
+			}
+		}
+	}
+	for _, e := range s.entries {
+		if e.sj == nil {
+			s.vanish(t, e)
+		}
+	}
+	slices.SortFunc(arrivals, func(a, b *entry) int {
+		if c := a.sj.Submit.Compare(b.sj.Submit); c != 0 {
+			return c
+		}
+		return compareID(a.id, b.id)
+	})
+	n := 0
+	for _, e := range arrivals {
+		if e.parked && s.rejoin(t, e) || !e.parked && s.arrive(t, e) {
+			n++
+		}
+	}
+	for _, e := range s.entries {
+		switch {
+		case e.handsOff:
+			rep.Jobs["hands_off"]++
+		case e.ph == phDispatched:
+			rep.Jobs["dispatched"]++
+			rep.Jobs["managed"]++
+		case e.ph == phQueued:
+			rep.Jobs["managed"]++
+		}
+	}
+	return n
+}
+
+// compareID orders job ids numerically when they are numbers of any
+// length, and as strings otherwise.
+func compareID(a, b string) int {
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a, b)
+}
+
+// toJob converts a Slurm job to the project's record.
+func toJob(sj *slurmclient.Job) job.Job {
+	return job.Job{ID: sj.ID, Submit: unixSeconds(sj.Submit), User: sj.User, Name: sj.Name,
+		Account: sj.Account, Partition: sj.Partition, QOS: sj.QOS, GPUs: sj.GPUs.Total,
+		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State}
+}
+
+// arrive predicts e and hands it to the policy.
+func (s *Sidecar) arrive(t float64, e *entry) bool {
+	e.job = toJob(e.sj)
+	e.job.GPUs = s.view.gpus(e.sj)
+	e.tasks = e.sj.Array.Tasks
+	e.est = s.pred.Predict(&e.job)
+	e.prof = s.profiles.Resolve(e.sj.Comment, predictor.Family(e.job.Name), e.job.Account, max(e.job.GPUs, 1))
+	e.job.Profile = e.prof.Model
+	s.m.profiles.WithLabelValues(string(e.prof.Source)).Inc()
+	if e.prof.Problem != "" {
+		s.m.profileProblems.WithLabelValues(e.prof.ProblemKind).Inc()
+		s.log.Warn().Str("job", e.id).Str("problem", e.prof.Problem).Str("profile", e.prof.Model).
+			Str("source", string(e.prof.Source)).Msg("job profile refused; using the next source")
+	}
+	e.seq = s.nextSeq
+	s.nextSeq++
+	e.released, e.parked, e.remaining = false, false, 0
+	return s.enter(t, e, func(task *policy.Task) { s.pol.Arrive(t, task) })
+}
+
+// rejoin puts a parked job back into the policy with the virtual work it
+// had left when it was withdrawn (a released job rejoins the end of the
+// release queue).
+func (s *Sidecar) rejoin(t float64, e *entry) bool {
+	released, remaining := e.released, e.remaining
+	e.parked, e.remaining = false, 0
+	return s.enter(t, e, func(task *policy.Task) { s.pol.Restore(t, task, remaining, released) })
+}
+
+// enter creates e's task with e.est and hands it to the policy by add.
+func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
+	task, err := s.env.NewLiveTask(&e.job, e.seq, e.est, e.prof.Profile)
+	if err != nil {
+		e.ph, e.why = phIdle, err.Error()
+		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
+		return false
+	}
+	add(task)
+	e.task, e.ph, e.why = task, phQueued, ""
+	s.byTask[task] = e
+	s.dirty = true
+	return true
+}
+
+// withdraw takes a waiting job out of the policy and keeps e as idle;
+// park keeps its virtual work left so that it can rejoin where it was.
+func (s *Sidecar) withdraw(t float64, e *entry, why string, park bool) {
+	if e.task != nil {
+		if park {
+			e.parked, e.remaining = true, e.task.VirtualRemaining()
+			e.released = !math.IsNaN(e.task.Released)
+		}
+		s.pol.Withdraw(t, e.task)
+		delete(s.byTask, e.task)
+		e.task = nil
+	}
+	e.ph, e.why = phIdle, why
+	s.dirty = true
+}
+
+// leavePolicy finishes a task the policy holds as running and keeps e as
+// idle.
+func (s *Sidecar) leavePolicy(t float64, e *entry, why string) {
+	if e.task != nil {
+		s.pol.Finish(t, e.task)
+		delete(s.byTask, e.task)
+		e.task = nil
+	}
+	e.ph, e.why, e.placed, e.parked = phIdle, why, false, false
+	s.dirty = true
+}
+
+// countReleases marks the jobs the virtual machine released since the
+// last call and returns how many.
+func (s *Sidecar) countReleases() int {
+	n := 0
+	for t, e := range s.byTask {
+		if !e.released && !math.IsNaN(t.Released) {
+			e.released = true
+			n++
+		}
+	}
+	return n
+}
+
+// virtualLen returns the number of waiting jobs not yet released.
+func (s *Sidecar) virtualLen() int {
+	n := 0
+	for t, e := range s.byTask {
+		if e.ph == phQueued && math.IsNaN(t.Released) {
+			n++
+		}
+	}
+	return n
+}
+
+// vanish handles a job Slurm no longer lists (finished or cancelled).
+func (s *Sidecar) vanish(t float64, e *entry) {
+	s.dirty = true
+	switch e.ph {
+	case phQueued:
+		s.withdraw(t, e, "gone", false)
+	case phDispatched, phRunning:
+		s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
+		if e.task != nil {
+			s.pol.Finish(t, e.task)
+			delete(s.byTask, e.task)
+		}
+	}
+	delete(s.entries, e.id)
+}
