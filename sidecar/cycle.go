@@ -62,6 +62,8 @@ func (s *Sidecar) Plan(ctx context.Context, now time.Time) (CycleReport, error) 
 // as long as the queue is.
 func (s *Sidecar) cycleDeadline() time.Duration { return max(2*s.cfg.Interval, time.Minute) }
 
+// cycle is one snapshot → decide → apply round (dry: apply counts the
+// writes it would send and sends none).
 func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleReport, error) {
 	ctx, cancel := context.WithTimeout(parent, s.cycleDeadline())
 	defer cancel()
@@ -72,32 +74,13 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	if t < s.clock {
 		t = s.clock // the policy's time never goes back
 	}
-	// The job list is read last, just before the decisions and writes,
-	// to keep the window in which Slurm can start a job asrpt then writes
-	// to short (accounting queries are the slow ones).
-	nodes, err := s.slurm.Nodes(ctx)
+	snap, op, err := s.read(ctx, now)
 	if err != nil {
-		return s.fail(rep, start, "nodes", err)
-	}
-	s.pollAccounting(ctx, now)
-	jobs, err := s.slurm.Jobs(ctx)
-	if err != nil {
-		return s.fail(rep, start, "jobs", err)
+		return s.fail(rep, start, op, err)
 	}
 	s.clock = t
-	rep.Arrived = s.reconcile(t, jobs, &rep)
-	s.repredict(t)
-	free := s.freeModel(nodes, jobs)
-	s.placeDispatched(t, free)
-	rep.Dispatched = s.schedule(t, free)
-	if errs, n := s.env.TakeErrors(); n > 0 {
-		s.m.placementErrors.Add(float64(n))
-		s.incident("placement", errs[0])
-	}
-	rep.Released = s.countReleases()
-	ranked := s.rank()
-	want := s.label(ranked)
-	if err := s.apply(ctx, ranked, want, dry, &rep); err != nil {
+	ds := s.decide(t, &snap, &rep)
+	if err := s.apply(ctx, ds, dry, &rep); err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
 			s.closeIncidents()
 			return s.fail(rep, start, "write", err)
@@ -109,10 +92,10 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		s.incident("deadline", err)
 	}
 	if dry {
-		rep.Plan = s.plan(ranked, want, jobs)
+		rep.Plan = s.plan(ds, snap.Jobs)
 	}
 	if !dry && s.dirty && s.cfg.StateFile != "" {
-		if err := writeState(s.cfg.StateFile, s.snapshot()); err != nil {
+		if err := writeState(s.cfg.StateFile, s.stateToSave()); err != nil {
 			s.m.stateErrors.Inc()
 			s.incident("state", err)
 		} else {

@@ -5,6 +5,45 @@ import (
 	"slices"
 )
 
+// decision is what asrpt wants of one managed pending job this cycle: its
+// priority and, for a job whose turn has come, the node list (nil when
+// none is to be written, for the reason in why) and the per-node GPU count
+// (0: none).
+type decision struct {
+	e        *entry
+	priority uint32
+	nodes    []string
+	gpn      int
+	why      string
+}
+
+// decide brings the tracked jobs and the policy up to date with snap
+// (arrivals, departures, re-predictions), places the jobs whose turn has
+// come on the free GPUs the snapshot shows, and returns the decisions for
+// the managed pending jobs, head of the queue first. It reads nothing from
+// Slurm and writes nothing to it.
+func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision {
+	rep.Arrived = s.reconcile(t, snap.Jobs, rep)
+	s.repredict(t)
+	free := s.freeModel(snap.Nodes, snap.Jobs)
+	s.placeDispatched(t, free)
+	rep.Dispatched = s.schedule(t, free)
+	if errs, n := s.env.TakeErrors(); n > 0 {
+		s.m.placementErrors.Add(float64(n))
+		s.incident("placement", errs[0])
+	}
+	rep.Released = s.countReleases()
+	ranked := s.rank()
+	want := s.label(ranked)
+	ds := make([]decision, len(ranked))
+	for i, e := range ranked {
+		d := decision{e: e, priority: want[i]}
+		d.nodes, d.gpn, d.why = s.nodeUpdate(e)
+		ds[i] = d
+	}
+	return ds
+}
+
 // rank returns the managed pending jobs in the order Slurm should start
 // them: dispatched jobs in dispatch order, then the policy's order.
 func (s *Sidecar) rank() []*entry {

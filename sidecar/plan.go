@@ -60,13 +60,14 @@ type PlanRow struct {
 
 // plan builds the plan rows of ranked, then one row for each pending job
 // of jobs that asrpt leaves alone, with the reason.
-func (s *Sidecar) plan(ranked []*entry, want []uint32, jobs []slurmclient.Job) []PlanRow {
-	rows := make([]PlanRow, len(ranked), len(jobs))
-	inPlan := make(map[string]bool, len(ranked))
-	for i, e := range ranked {
+func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job) []PlanRow {
+	rows := make([]PlanRow, len(ds), max(len(ds), len(jobs)))
+	inPlan := make(map[string]bool, len(ds))
+	for i, d := range ds {
+		e := d.e
 		inPlan[e.id] = true
 		r := PlanRow{JobID: e.id, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
-			Predicted: e.est.Seconds, Known: e.est.Known, Rank: i + 1, PriorityNew: want[i]}
+			Predicted: e.est.Seconds, Known: e.est.Known, Rank: i + 1, PriorityNew: d.priority}
 		if e.sj != nil {
 			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
 		}
@@ -78,7 +79,7 @@ func (s *Sidecar) plan(ranked []*entry, want []uint32, jobs []slurmclient.Job) [
 		switch {
 		case e.ph == phDispatched:
 			r.Stage = "dispatched"
-			r.Nodes, _, r.Note = s.nodeUpdate(e)
+			r.Nodes, r.Note = d.nodes, d.why
 			if e.placed && e.task != nil {
 				r.Alpha, _ = s.env.Placer.AlphaOf(e.task.Prof, &e.place)
 			}

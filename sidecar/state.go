@@ -161,8 +161,8 @@ func moveAside(path string) (string, error) {
 	return to, os.Rename(path, to)
 }
 
-// snapshot returns the state to save.
-func (s *Sidecar) snapshot() *savedState {
+// stateToSave returns the state to save.
+func (s *Sidecar) stateToSave() *savedState {
 	st := &savedState{Version: stateVersion, Policy: s.cfg.Policy, Clock: s.clock,
 		NextSeq: s.nextSeq, NextDSeq: s.nextDSeq, SavedAtUnix: time.Now().Unix()}
 	if math.IsInf(st.Clock, 0) {

@@ -82,7 +82,7 @@ func FuzzReadState(f *testing.F) {
 				for _, j := range st.Jobs {
 					want = append(want, j.Job.ID)
 				}
-				for _, j := range s.snapshot().Jobs {
+				for _, j := range s.stateToSave().Jobs {
 					got = append(got, j.Job.ID)
 				}
 				slices.Sort(want)

@@ -34,14 +34,14 @@ const maxNodeListTries = 3
 // write limit; a value whose last write to the job failed waits for its
 // backoff. It returns an error only when writing cannot go on (the token
 // or the privileges are refused, the context ended).
-func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry bool, rep *CycleReport) error {
+func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
 	budget := s.cfg.WriteLimit
 	failedInRow := 0
-	for i, e := range ranked {
+	for _, d := range ds {
+		e, nodes, gpn := d.e, d.nodes, d.gpn
 		if e.sj == nil {
 			continue
 		}
-		nodes, gpn, _ := s.nodeUpdate(e)
 		if nodes != nil && (!slices.Equal(nodes, e.nodes) || gpn != e.gpn) && s.due(e, "nodes", rep) {
 			if budget == 0 {
 				rep.Deferred++
@@ -50,7 +50,7 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 			// Held while the node list is written, released with its
 			// priority: Slurm cannot start it in between (a node list that
 			// reaches a running job resizes it).
-			p := want[i]
+			p := d.priority
 			u := slurmclient.JobUpdate{RequiredNodes: nodes, Priority: &p, Guard: true}
 			if gpn > 0 {
 				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
@@ -68,12 +68,12 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 				continue
 			}
 		}
-		if want[i] != e.prio && s.due(e, "priority", rep) {
+		if d.priority != e.prio && s.due(e, "priority", rep) {
 			if budget == 0 {
 				rep.Deferred++
 				continue
 			}
-			p := want[i]
+			p := d.priority
 			budget--
 			if stop, _, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
 				return err
@@ -82,8 +82,8 @@ func (s *Sidecar) apply(ctx context.Context, ranked []*entry, want []uint32, dry
 	}
 	s.m.deferred.Add(float64(rep.Deferred))
 	hi := 0
-	for _, e := range ranked {
-		if s.high(e) {
+	for _, d := range ds {
+		if s.high(d.e) {
 			hi++
 		}
 	}
