@@ -5,6 +5,7 @@ package placement
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
 
 	"github.com/asrpt/asrpt/cluster"
@@ -213,4 +214,22 @@ func (f *Free) Clone() *Free {
 		c.bucket[i] = f.bucket[i].clone()
 	}
 	return c
+}
+
+// NodeNames returns the names of the nodes p uses, in increasing node
+// index: the node list Slurm is given for p (the sidecar writes it, the
+// replay reports it). It returns nil for an empty placement and an error
+// for a slot outside c.
+func NodeNames(c *cluster.Cluster, p *Placement) ([]string, error) {
+	if len(p.Slots) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(p.Slots))
+	for i, sl := range p.Slots {
+		if sl.Node < 0 || sl.Node >= len(c.Nodes) {
+			return nil, fmt.Errorf("placement: slot on node %d of a %d-node cluster", sl.Node, len(c.Nodes))
+		}
+		names[i] = c.Nodes[sl.Node].Name
+	}
+	return names, nil
 }

@@ -3,6 +3,8 @@ package sidecar
 import (
 	"math"
 	"slices"
+
+	"github.com/asrpt/asrpt/placement"
 )
 
 // decision is what asrpt wants of one managed pending job this cycle: its
@@ -98,14 +100,16 @@ func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, string) {
 	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
 		return nil, 0, "the job names its nodes"
 	}
-	names := make([]string, len(e.place.Slots))
+	names, err := placement.NodeNames(s.cl, &e.place)
+	if err != nil || len(names) == 0 {
+		return nil, 0, "no placement on nodes the job can use"
+	}
 	per := e.place.Slots[0].Count()
 	uniform := true
-	for i, sl := range e.place.Slots {
+	for _, sl := range e.place.Slots {
 		if !s.mayUse(e, sl.Node) {
 			return nil, 0, "placement on a node the job cannot use"
 		}
-		names[i] = s.cl.Nodes[sl.Node].Name
 		uniform = uniform && sl.Count() == per
 	}
 	total := sj.GPUs.Total

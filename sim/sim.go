@@ -45,6 +45,9 @@ type Config struct {
 	// Check, when true, verifies the free-GPU accounting after every event
 	// (slow; for tests).
 	Check bool
+	// RecordNodes fills JobResult.Nodes (one small slice per job: off for
+	// the large replays).
+	RecordNodes bool
 }
 
 // JobResult is what happened to one job.
@@ -64,6 +67,10 @@ type JobResult struct {
 	Predicted float64
 	// Preemptions counts how often the job was stopped.
 	Preemptions int
+	// Nodes are the nodes of the job's first placement, as the sidecar
+	// would write them for it (placement.NodeNames); nil unless
+	// Config.RecordNodes.
+	Nodes []string
 }
 
 // JCT returns the job completion time End−Submit in seconds.
@@ -396,6 +403,11 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			}
 			if math.IsNaN(st.res.Start) {
 				st.res.Start = now
+				if cfg.RecordNodes {
+					if st.res.Nodes, err = placement.NodeNames(env.Cluster, &t.Placement); err != nil {
+						return nil, fmt.Errorf("sim: t=%.3f: job %s: %w", now, t.ID, err)
+					}
+				}
 			}
 			pending--
 			left := math.Max(1-st.done, 0) * t.TrueRunTime(t.Alpha)

@@ -1,0 +1,130 @@
+package sidecar
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+var updateDecide = flag.Bool("update", false, "rewrite testdata/decide/*.txt")
+
+// decideCase is a tiny snapshot: nodes × GPUs, the GPUs in use per node
+// (drawn like the placement tests draw topologies: "4.0" is a full node
+// and an idle one of four GPUs), and the jobs of the queue.
+type decideCase struct {
+	name  string
+	nodes string // one digit per node: GPUs in use, '.' separated
+	gpus  int
+	jobs  func() []slurmclient.Job
+}
+
+func decideCases() []decideCase {
+	one := func(id, name string, gpus int, mod func(*slurmclient.Job)) slurmclient.Job {
+		j := pend(id, name, gpus, t0)
+		if mod != nil {
+			mod(&j)
+		}
+		return j
+	}
+	return []decideCase{
+		{"idle", "0.0.0", 4, func() []slurmclient.Job {
+			return []slurmclient.Job{
+				one("1", "mid", 4, func(j *slurmclient.Job) { j.GPUs.Total, j.Comment = 8, "asrpt:model=gpt2-1.5b" }),
+				one("2", "short", 1, nil),
+				one("3", "train-bert-7", 4, nil),
+				one("4", "long", 2, func(j *slurmclient.Job) { j.Comment = "asrpt:gpus=2" }),
+			}
+		}},
+		{"full", "4.4", 4, func() []slurmclient.Job {
+			return []slurmclient.Job{
+				one("1", "week", 1, nil),
+				one("2", "short", 4, nil),
+				one("3", "day", 2, nil),
+				one("4", "mid", 1, nil),
+				one("5", "new-kind", 1, nil),
+			}
+		}},
+		{"half", "2.4.0", 4, func() []slurmclient.Job {
+			return []slurmclient.Job{
+				one("1", "long", 4, nil),
+				one("2", "short", 2, func(j *slurmclient.Job) { j.ExcludedNodes = []string{"node0001"} }),
+				one("3", "mid", 2, nil),
+				one("4", "short", 1, func(j *slurmclient.Job) { j.Held, j.Priority = true, 0 }),
+				one("5", "short", 0, nil),
+				one("6", "short", 1, func(j *slurmclient.Job) { j.Partition = "cpu" }),
+				one("7", "mid", 2, func(j *slurmclient.Job) { j.RequiredNodes = []string{"node0002"} }),
+			}
+		}},
+	}
+}
+
+// TestDecideGolden runs one dry cycle on each tiny snapshot and compares the
+// decisions (rank, stage, band, node list, profile, reason) with
+// testdata/decide (go test ./sidecar -run DecideGolden -update rewrites
+// them after a deliberate change).
+func TestDecideGolden(t *testing.T) {
+	for _, tc := range decideCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			used := strings.Split(tc.nodes, ".")
+			h := newHarness(t, len(used), tc.gpus, false, func(c *Config) {
+				c.Profiles.Rules = []jobprofile.Rule{{Family: "train-bert", Model: "bert-large"}}
+			})
+			for i, u := range used {
+				n := int(u[0] - '0')
+				h.fake.EditNode(fmt.Sprintf("node%04d", i+1), func(nd *slurmclient.Node) {
+					nd.GPUsUsed = n
+					switch {
+					case n == tc.gpus:
+						nd.State = "ALLOCATED"
+					case n > 0:
+						nd.State = "MIXED"
+					}
+				})
+			}
+			for _, j := range tc.jobs() {
+				h.fake.Submit(j)
+			}
+			rep := h.plan(t0)
+			var b strings.Builder
+			fmt.Fprintf(&b, "nodes %s of %d GPUs\n", tc.nodes, tc.gpus)
+			for _, r := range rep.Plan {
+				band := "-"
+				switch {
+				case r.Stage == "left_alone":
+				case HighBand.Contains(r.PriorityNew):
+					band = "high"
+				case LowBand.Contains(r.PriorityNew):
+					band = "low"
+				}
+				nodes := strings.Join(r.Nodes, ",")
+				if nodes == "" {
+					nodes = "-"
+				}
+				fmt.Fprintf(&b, "%d job %s %s gpus=%d stage=%s band=%s nodes=%s profile=%s/%s heavy=%v note=%q problem=%q\n",
+					r.Rank, r.JobID, r.Name, r.GPUs, r.Stage, band, nodes, r.Profile, r.ProfileSource, r.Heavy, r.Note, r.ProfileProblem)
+			}
+			path := filepath.Join("testdata", "decide", tc.name+".txt")
+			if *updateDecide {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("decisions differ from %s:\n got:\n%s\nwant:\n%s", path, b.String(), want)
+			}
+		})
+	}
+}
