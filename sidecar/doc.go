@@ -6,7 +6,13 @@
 // other than through priority, required nodes, a per-node GPU count and,
 // on giveback, hold + release.
 //
-// # One cycle
+// # One cycle: read → decide → apply
+//
+// read (snapshot.go) takes the Snapshot; decide (decide.go) reads nothing
+// from Slurm and writes nothing to it, and returns one decision per managed
+// pending job (priority; node list, or the reason for none); apply
+// (write.go) sends the changed values. The plan (asrpt plan) is built from
+// the same decisions.
 //
 //  1. Read the nodes, then the accounting records since the last poll
 //     (Observe them), then the pending and running jobs — last, to keep
@@ -15,11 +21,18 @@
 //     is retried from the same point next cycle).
 //  2. (Accounting, above.)
 //  3. Reconcile: new eligible jobs arrive in the policy (in submit order,
-//     with a prediction); jobs the policy started and Slurm started become
-//     running; jobs that vanish are finished.
+//     with a prediction and a communication profile: the one the job's
+//     comment names, asrpt:model=NAME, else the first [[profiles.rule]]
+//     matching its name's family or account, else data parallel with
+//     profiles.default_gradient_bytes; package jobprofile); jobs the policy
+//     started and Slurm started become running; jobs that vanish are
+//     finished.
 //  4. Build the free GPUs from the nodes (usable nodes in scope; running
 //     jobs' GPU indices where they add up), reserve the GPUs of dispatched
-//     jobs Slurm has not started, and run the policy's Schedule.
+//     jobs Slurm has not started, and run the policy's Schedule, which
+//     places by the jobs' profiles (Heavy-Edge). A placement that fails for
+//     another reason than free GPUs is logged once per incident and
+//     counted (asrpt_placement_errors_total); the job waits unplaced.
 //  5. Rank: dispatched jobs (in dispatch order), then Policy.Pending.
 //     Priorities: dispatched and released jobs in HighBand, the others in
 //     LowBand, strictly decreasing in rank, below 2^31, labelled by Label so
