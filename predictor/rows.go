@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // Errors about a whole history; check with errors.Is.
@@ -74,17 +75,10 @@ func Validate(jobs []job.Job) error {
 }
 
 // Finished reports whether j is a finished job whose run time can be
-// learned: a positive run time and a state that is not PENDING, RUNNING,
-// REQUEUED, RESIZING or SUSPENDED.
+// learned: a positive run time and a state of a job that has ended
+// (jobstate.Unfinished is false).
 func Finished(j *job.Job) bool {
-	if !(j.RunTime > 0) {
-		return false
-	}
-	switch strings.ToUpper(j.State) {
-	case "PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED":
-		return false
-	}
-	return true
+	return j.RunTime > 0 && !jobstate.Unfinished(j.State)
 }
 
 // End is the end time used for history: Submit + RunTime. job.Job carries

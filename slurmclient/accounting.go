@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // acctJob is an accounting record in version-neutral form.
@@ -42,7 +43,7 @@ func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 	out := []job.Job{}
 	for _, a := range in {
 		st := strings.ToUpper(strings.TrimSpace(a.State))
-		if a.End <= 0 || st == "" || st == "PENDING" || st == "RUNNING" || st == "REQUEUED" || st == "SUSPENDED" {
+		if a.End <= 0 || st == "" || jobstate.Unfinished(st) {
 			continue
 		}
 		end := time.Unix(a.End, 0)

@@ -1,10 +1,12 @@
 package slurmclient
 
+import "github.com/asrpt/asrpt/slurmclient/jobstate"
+
 // Slurm's base job and node state names as the adapters report them; the
 // rest of the project asks the methods below instead of comparing strings.
 const (
-	statePending = "PENDING"
-	stateRunning = "RUNNING"
+	statePending = jobstate.Pending
+	stateRunning = jobstate.Running
 	nodeIdle     = "IDLE"
 	nodeMixed    = "MIXED"
 )

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // sacct field names this reader interprets, lower-cased. Other fields are
@@ -47,13 +48,6 @@ var sacctNames = [numSacct]string{
 // RecommendedSacct is the sacct command line FORMAT.md recommends; add -S
 // and -E for the period wanted.
 const RecommendedSacct = "sacct -P -X -a -o JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Start,End,ElapsedRaw,TimelimitRaw,NNodes,NodeList,AllocTRES,ReqTRES,State"
-
-// unfinishedStates are sacct states of jobs that have not ended.
-var unfinishedStates = map[string]bool{
-	"PENDING": true, "RUNNING": true, "REQUEUED": true, "REQUEUE_HOLD": true,
-	"REQUEUE_FED": true, "RESIZING": true, "SUSPENDED": true, "STOPPED": true,
-	"CONFIGURING": true, "COMPLETING": true, "SIGNALING": true, "STAGE_OUT": true,
-}
 
 // sacctLayout is sacct's default time format (local time, no zone).
 const sacctLayout = "2006-01-02T15:04:05"
@@ -322,7 +316,7 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 	}
 
 	switch {
-	case unfinishedStates[j.State], pos[sEnd] >= 0 && !endKnown, !runKnown:
+	case jobstate.Unfinished(j.State), pos[sEnd] >= 0 && !endKnown, !runKnown:
 		return j, skipUnfinished, "", nil
 	case j.GPUs == 0:
 		return j, skipNoGPU, "", nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/slurmclient"
+	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // Call describes one call made to the Fake, as its interceptor sees it.
@@ -100,7 +101,7 @@ func (f *Fake) Submit(j slurmclient.Job) {
 		f.jobs = map[string]*slurmclient.Job{}
 	}
 	if j.State == "" {
-		j.State = "PENDING"
+		j.State = jobstate.Pending
 	}
 	if j.Priority == 0 && !j.Held {
 		j.Priority = f.base()
@@ -160,7 +161,7 @@ func (f *Fake) Start(id string, nodes []string, gpusPerNode int) error {
 	if !ok {
 		return fmt.Errorf("fake: start %s: %w", id, slurmclient.ErrJobGone)
 	}
-	j.State, j.Nodes = "RUNNING", slices.Clone(nodes)
+	j.State, j.Nodes = jobstate.Running, slices.Clone(nodes)
 	for _, n := range nodes {
 		i := f.node(n)
 		if i < 0 {
