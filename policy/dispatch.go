@@ -166,7 +166,7 @@ func (s starter) placeStatus(t *Task, free *placement.Free) (placement.Placement
 	if t.GPUs > free.Total() {
 		return placement.Placement{}, 0, Status{Code: DoesNotFit}
 	}
-	p, err := s.env.Placer.Place(free, t.GPUs, t.Prof)
+	p, err := s.env.PlaceAllowed(free, t, s.env.Allow)
 	if st := StatusOf(err); st.Code != Fits {
 		return placement.Placement{}, 0, st
 	}

@@ -127,10 +127,17 @@ type Env struct {
 	// G is the cluster's GPU count.
 	G      int
 	Params Params
+	// Allow, when set, limits each job to the nodes it may use (a live
+	// job's partitions and excluded nodes); the policies place through
+	// it. nil (the replay) allows every node.
+	Allow NodeFilter
 
 	// errs and failed hold the placement failures until TakeErrors.
 	errs   []error
 	failed int
+	// started and preempted are Dispatch's buffers.
+	started   []Dispatched
+	preempted []*Task
 }
 
 // NewEnv returns the environment for cluster c.

@@ -51,20 +51,14 @@ func (s *Sidecar) placeDispatched(t float64, free *placement.Free) {
 	}
 }
 
+// placeOn places e by its profile on the free GPUs of the nodes it may
+// use (free is not changed), through the replay's placement code.
 func (s *Sidecar) placeOn(free *placement.Free, e *entry) (placement.Placement, error) {
-	var prof *placement.Profile
-	if e.task != nil {
-		prof = e.task.Prof
+	t := e.task
+	if t == nil { // dispatched before a restart: not back in the policy
+		t = &policy.Task{Job: &e.job, Prof: e.prof.Profile}
 	}
-	if !s.mayUseAll(e, free) {
-		free = free.Clone()
-		for i := range s.cl.Nodes {
-			if m := free.Mask(i); m != 0 && !s.mayUse(e, i) {
-				_ = free.Take(&placement.Placement{Slots: []placement.Slot{{Node: i, GPUs: m}}})
-			}
-		}
-	}
-	return s.env.Placer.Place(free, e.job.GPUs, prof)
+	return s.env.PlaceAllowed(free, t, func(_ *policy.Task, i int) bool { return s.mayUse(e, i) })
 }
 
 // dispatched returns the dispatched jobs in dispatch order.
@@ -79,37 +73,31 @@ func (s *Sidecar) dispatched() []*entry {
 	return ds
 }
 
-// schedule runs the policy's scheduling pass and returns the number of
-// jobs whose turn came.
+// schedule runs the policy's scheduling pass through policy.Env.Dispatch,
+// the replay's code path, with the nodes each job's request may use, and
+// returns the number of jobs whose turn came.
 func (s *Sidecar) schedule(t float64, free *placement.Free) int {
+	started, _ := s.env.Dispatch(s.pol, t, free, s.allow)
 	n := 0
-	for _, d := range s.pol.Schedule(t, free) {
+	for _, d := range started {
 		e := s.byTask[d.Task]
-		if e == nil || d.Preempt {
+		if e == nil {
 			continue
 		}
 		s.dirty = true
 		e.ph, e.dseq = phDispatched, s.nextDSeq
 		s.nextDSeq++
-		e.place, e.placed, e.placedAt = d.Task.Placement, true, t
-		if !s.mayUsePlacement(e, &e.place) {
-			// The policy sees one pool of GPUs; place the job again on the
-			// nodes its request can use, or keep no placement until it fits.
-			if err := free.Give(&e.place); err != nil {
-				s.placementFailed(e, err)
-				e.placed = false
-				n++
-				continue
-			}
-			p, err := s.placeOn(free, e)
-			if st := policy.StatusOf(err); st.Code == policy.Failed {
-				s.placementFailed(e, err)
-			}
-			if e.placed = err == nil && free.Take(&p) == nil; e.placed {
-				e.place = p
-			}
+		e.place, e.placed, e.placedAt = d.Task.Placement, d.Placed, t
+		if !d.Placed {
+			e.place = placement.Placement{}
 		}
 		n++
 	}
 	return n
+}
+
+// allow is the policy.NodeFilter of the sidecar's jobs: mayUse.
+func (s *Sidecar) allow(t *policy.Task, node int) bool {
+	e := s.byTask[t]
+	return e == nil || s.mayUse(e, node)
 }

@@ -134,15 +134,20 @@ func nodeListBar(sj *slurmclient.Job) string {
 }
 
 // mayUse reports whether e's request can use cluster node i: the node is
-// in one of the job's partitions (as this cycle's node list says) and the
-// job does not exclude it. A job pinned to a node it cannot use would
-// wait for ever, or start elsewhere than asrpt planned.
+// in one of the job's partitions (as this cycle's node list says), the job
+// does not exclude it, and, for a job that named its own nodes, it is one
+// of them. A job pinned to a node it cannot use would wait for ever, or
+// start elsewhere than asrpt planned.
 func (s *Sidecar) mayUse(e *entry, i int) bool {
 	if e.sj == nil {
 		return true
 	}
 	name := s.cl.Nodes[i].Name
 	if slices.Contains(e.sj.ExcludedNodes, name) {
+		return false
+	}
+	if e.ownNodes && len(e.sj.RequiredNodes) > 0 && !slices.Equal(e.sj.RequiredNodes, e.nodes) &&
+		!slices.Contains(e.sj.RequiredNodes, name) {
 		return false
 	}
 	parts := e.sj.Partitions()
@@ -155,16 +160,6 @@ func (s *Sidecar) mayUse(e *entry, i int) bool {
 		}
 	}
 	return false
-}
-
-// mayUseAll reports whether e may use every node with free GPUs.
-func (s *Sidecar) mayUseAll(e *entry, free *placement.Free) bool {
-	for i := range s.cl.Nodes {
-		if free.Mask(i) != 0 && !s.mayUse(e, i) {
-			return false
-		}
-	}
-	return true
 }
 
 // mayUsePlacement reports whether e may use every node of p.

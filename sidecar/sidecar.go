@@ -104,6 +104,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
 		clock: math.Inf(-1),
 	}
+	env.Allow = s.allow
 	for i, n := range o.Cluster.Nodes {
 		s.nodeIndex[n.Name] = i
 	}

@@ -381,26 +381,26 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			pending++
 			next++
 		}
-		decisions := pol.Schedule(now, free)
+		started, preempted := env.Dispatch(pol, now, free, nil)
 		if errs, n := env.TakeErrors(); n > 0 {
 			// A placement that failed for another reason than free GPUs is
 			// a bug of the policy or the placer: the replay does not go on.
 			return nil, fmt.Errorf("sim: t=%.3f: policy %s: %d placement failures, the first: %w", now, pol.Name(), n, errs[0])
 		}
-		for _, d := range decisions {
+		for _, t := range preempted {
+			st := &states[t.Seq]
+			st.done += (now - t.Start) / t.TrueRunTime(t.Alpha)
+			st.res.RunTime += now - t.Start
+			st.res.Preemptions++
+			st.version++
+			pending++
+		}
+		for _, d := range started {
 			if err := poll(); err != nil {
 				return nil, err
 			}
-			st := &states[d.Task.Seq]
 			t := d.Task
-			if d.Preempt {
-				st.done += (now - t.Start) / t.TrueRunTime(t.Alpha)
-				st.res.RunTime += now - t.Start
-				st.res.Preemptions++
-				st.version++
-				pending++
-				continue
-			}
+			st := &states[t.Seq]
 			if math.IsNaN(st.res.Start) {
 				st.res.Start = now
 				if cfg.RecordNodes {
