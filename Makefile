@@ -9,14 +9,21 @@ LAB     ?= 22.05
 PKGS    := ./...
 TRACES  ?= ../shared/traces
 FUZZTIME ?= 60s
+# The version asrpt --version and asrpt_build_info report for bin/asrpt.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/asrpt/asrpt/internal/buildinfo.version=$(VERSION)
 
-.PHONY: all build check static test race fuzz integration testbed bench quality lab-up lab-down
+.PHONY: all build binary check static test race fuzz integration testbed bench quality lab-up lab-down
 
 all: build
 
 build:
 	$(GO) build ./...
 	CGO_ENABLED=0 $(GO) build ./...
+
+# The static binary to install (contrib/README.md), with its version.
+binary:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/asrpt ./cmd/asrpt
 
 static:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -112,3 +112,17 @@ func TestLifecycleThroughFake(t *testing.T) {
 		t.Errorf("held job 2 in the plan: %+v", r)
 	}
 }
+
+func TestBuildInfoMetric(t *testing.T) {
+	h := newHarness(t, 1, 1, false, nil)
+	mfs, err := h.s.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "asrpt_build_info" && len(mf.GetMetric()) == 1 && mf.GetMetric()[0].GetGauge().GetValue() == 1 {
+			return
+		}
+	}
+	t.Error("no asrpt_build_info gauge of 1")
+}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/buildinfo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -92,6 +93,12 @@ func newMetrics() *metrics {
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
+	bi := buildinfo.Get()
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "asrpt_build_info", Help: "The running build: 1, labelled by version, VCS revision and Go release."},
+		[]string{"version", "revision", "go_version"})
+	build.WithLabelValues(bi.Version, bi.Revision, bi.GoVersion).Set(1)
+	m.reg.MustRegister(build)
 	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
 		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
 		m.profileProblems, m.profiles, m.placementErrors,

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/asrpt/asrpt/internal/buildinfo"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand
@@ -62,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) == 0 {
 			return 2
 		}
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(stdout, buildinfo.Get())
 		return 0
 	}
 	cmd, ok := commands[args[0]]
