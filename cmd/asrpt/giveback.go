@@ -26,6 +26,14 @@ func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	log := newLogger(cfg, stderr)
+	// Beside a running sidecar a giveback would be undone by its next
+	// cycle: refused (the sidecar hands back itself on stop with
+	// giveback_on_shutdown).
+	lock, err := sidecar.LockState(cfg.StateFile)
+	if err != nil {
+		return fmt.Errorf("giveback: stop the sidecar first (or set sidecar.giveback_on_shutdown and stop it): %w", err)
+	}
+	defer lock.Release()
 	client, err := slurmclient.New(ctx, clientConfig(cfg))
 	if err != nil {
 		return err

@@ -43,6 +43,15 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		cfg.DryRun = true
 	}
 	log := newLogger(cfg, stderr)
+	if !cfg.DryRun {
+		// A dry run writes neither Slurm nor the state file: it may run
+		// beside the daemon.
+		lock, err := sidecar.LockState(cfg.StateFile)
+		if err != nil {
+			return fmt.Errorf("sidecar.state_file: %w", err)
+		}
+		defer lock.Release()
+	}
 	cl, err := slurmconf.LoadCluster(cfg.Slurm.ConfDir)
 	if err != nil {
 		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
