@@ -42,6 +42,8 @@ type metrics struct {
 	// placementErrors counts placements that failed for another reason
 	// than a lack of free GPUs.
 	placementErrors prometheus.Counter
+	// reloads counts configuration reloads by outcome (ok, refused).
+	reloads *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -90,6 +92,8 @@ func newMetrics() *metrics {
 			Name: "asrpt_profiles_total", Help: "Jobs that entered the policy, by the source of their communication profile (comment, rule, default)."}, []string{"source"}),
 		placementErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_placement_errors_total", Help: "Placements that failed for another reason than a lack of free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced."}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_config_reloads_total", Help: "Configuration reloads (SIGHUP), by outcome: ok, refused (the file had problems; the running configuration was kept)."}, []string{"outcome"}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
@@ -101,7 +105,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(build)
 	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
 		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
-		m.profileProblems, m.profiles, m.placementErrors,
+		m.profileProblems, m.profiles, m.placementErrors, m.reloads,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -120,7 +124,7 @@ func (s *Sidecar) Handler() http.Handler {
 		if s.lastOK.Load() == 0 {
 			last = time.Unix(0, s.started.Load())
 		}
-		if time.Since(last) > 3*s.cfg.Interval {
+		if time.Since(last) > 3*s.interval() {
 			http.Error(w, "no successful cycle since "+last.UTC().Format(time.RFC3339), http.StatusServiceUnavailable)
 			return
 		}
@@ -134,4 +138,26 @@ func (s *Sidecar) Handler() http.Handler {
 type health struct {
 	lastOK  atomic.Int64 // Unix nanoseconds of the last successful cycle
 	started atomic.Int64 // Unix nanoseconds of New
+	// loop is the Unix nanoseconds at which Run's loop last went round
+	// (a cycle ended, or a reload was applied).
+	loop atomic.Int64
+	// intervalNs is cfg.Interval, readable from other goroutines (a
+	// reload changes it).
+	intervalNs atomic.Int64
+}
+
+// interval is the cycle interval, safe from any goroutine.
+func (h *health) interval() time.Duration { return time.Duration(h.intervalNs.Load()) }
+
+// Alive reports whether Run's loop went round recently enough at now: a
+// cycle may take its deadline, then waits an interval; a loop silent for
+// longer than both and a minute more is stuck. Safe from any goroutine
+// (the systemd watchdog keep-alive asks it).
+func (s *Sidecar) Alive(now time.Time) bool {
+	last := s.loop.Load()
+	if last == 0 {
+		last = s.started.Load()
+	}
+	iv := s.interval()
+	return now.Sub(time.Unix(0, last)) <= max(2*iv, time.Minute)+iv+time.Minute
 }

@@ -9,7 +9,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Run runs cycles every cfg.Interval until ctx ends. A failed cycle is
+// Run runs cycles every cfg.Interval until ctx ends; a configuration sent
+// on Options.Reload takes effect between two cycles (see reload), one
+// with problems is refused and logged. A failed cycle is
 // retried after a backoff that starts at one second and doubles, never
 // longer than the interval, so the sidecar catches up within a cycle of the
 // fault's end; errors are logged once per incident. On the way out it
@@ -21,9 +23,24 @@ func (s *Sidecar) Run(ctx context.Context) error {
 	defer timer.Stop()
 	failing, failed := false, 0
 	for {
+		s.loop.Store(time.Now().UnixNano())
 		select {
 		case <-ctx.Done():
 			return s.shutdown()
+		case r := <-s.reloads:
+			if r.Err != nil {
+				s.m.reloads.WithLabelValues("refused").Inc()
+				s.log.Error().Err(r.Err).Str("config", r.Path).Msg("configuration reload refused; the running configuration stays")
+				continue
+			}
+			applied, restart := s.reload(r.Config)
+			ev := s.log.Info()
+			if len(restart) > 0 {
+				ev = s.log.Warn().Strs("need_restart", restart)
+			}
+			ev.Str("config", r.Path).Strs("applied", applied).Msg("configuration reloaded")
+			s.m.reloads.WithLabelValues("ok").Inc()
+			continue
 		case <-timer.C:
 		}
 		rep, err := s.RunOnce(ctx, time.Now())

@@ -54,6 +54,8 @@ type Sidecar struct {
 	// this cycle's node list gave them.
 	view      queueView
 	nodeParts [][]string
+	// reloads delivers new configurations to Run (nil: none).
+	reloads <-chan Reload
 }
 
 // finishedJob remembers a job that left the queue until accounting reports
@@ -73,6 +75,18 @@ type Options struct {
 	Predictor predictor.Predictor
 	// Log receives the sidecar's log lines.
 	Log zerolog.Logger
+	// Reload, when not nil, delivers configurations read again (SIGHUP in
+	// asrpt sidecar), which Run applies between cycles.
+	Reload <-chan Reload
+}
+
+// Reload is a configuration file read again: Config when it loaded
+// without problems, else Err (the problems), and the running
+// configuration stays.
+type Reload struct {
+	Path   string
+	Config Config
+	Err    error
 }
 
 // New returns a sidecar for cfg. It loads the state file (a missing file
@@ -102,9 +116,10 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
 		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
-		clock: math.Inf(-1),
+		clock: math.Inf(-1), reloads: o.Reload,
 	}
 	env.Allow = s.allow
+	s.intervalNs.Store(int64(cfg.Interval))
 	for i, n := range o.Cluster.Nodes {
 		s.nodeIndex[n.Name] = i
 	}

@@ -9,10 +9,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/internal/sdnotify"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/slurmconf"
@@ -56,11 +59,36 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
 	}
+	notify(log, sdnotify.Status("connecting to slurmrestd at "+redacted(cfg.Slurm.URL)))
 	client, err := connectRetry(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log})
+	reloads := make(chan sidecar.Reload, 1)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				notify(log, sdnotify.Reloading())
+				c, err := sidecar.LoadConfig(*path)
+				if *dry {
+					c.DryRun = true
+				}
+				select {
+				case reloads <- sidecar.Reload{Path: *path, Config: c, Err: err}:
+				case <-ctx.Done():
+					return
+				}
+				notify(log, sdnotify.Ready)
+			}
+		}
+	}()
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, Reload: reloads})
 	if err != nil {
 		return err
 	}
@@ -83,7 +111,27 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	log.Info().Str("config", *path).Str("policy", cfg.Policy).Str("slurm", redacted(cfg.Slurm.URL)).Str("api", client.APIVersion()).
 		Int("nodes", len(cl.Nodes)).Int("gpus", cl.TotalGPUs()).Bool("dry_run", cfg.DryRun).
 		Str("metrics", cfg.MetricsListen).Msg("sidecar started")
+	notify(log, sdnotify.Ready+"\n"+sdnotify.Status("running"))
+	if every := sdnotify.WatchdogInterval(); every > 0 {
+		go func() {
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-tick.C:
+					// Only while the cycle loop goes round: a stuck loop
+					// lets systemd's watchdog restart the service.
+					if s.Alive(now) {
+						notify(log, sdnotify.Watchdog)
+					}
+				}
+			}
+		}()
+	}
 	err = s.Run(ctx)
+	notify(log, sdnotify.Stopping)
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = srv.Shutdown(sctx)
@@ -188,4 +236,12 @@ func redacted(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// notify sends state to systemd when it supervises the process; a failure
+// is logged, never fatal.
+func notify(log zerolog.Logger, state string) {
+	if _, err := sdnotify.Notify(state); err != nil {
+		log.Warn().Err(err).Msg("systemd notification failed")
+	}
 }
