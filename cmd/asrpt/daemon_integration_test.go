@@ -1,0 +1,181 @@
+//go:build integration
+
+package main
+
+// The asrpt sidecar binary as systemd runs it, against a real Slurm lab:
+// readiness notified, SIGHUP reloads (and refuses a bad file, keeping the
+// running configuration), a second instance and asrpt giveback refused
+// while it runs, SIGTERM stops it cleanly.
+//
+//	SLURMLAB_LABS=22.05 go test -tags integration -count=1 -run TestDaemon -v ./cmd/asrpt/
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/test/slurmlab"
+)
+
+// syncBuf is a bytes.Buffer safe for a process writing and a test reading.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestDaemon(t *testing.T) {
+	v := "22.05"
+	if s := strings.Fields(os.Getenv("SLURMLAB_LABS")); len(s) > 0 {
+		v = s[0]
+	}
+	lab := slurmlab.Require(t, v)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "asrpt")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tok, err := lab.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(dir, "slurm.jwt")
+	if err := os.WriteFile(tokenFile, []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "asrpt.toml")
+	// Not a dry run (a dry run takes no state lock), but its scope is a
+	// partition without jobs: it writes nothing to the lab.
+	write := func(sidecarKeys string) {
+		body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\n[sidecar]\ninterval = \"1s\"\nstate_file = %q\n%s[scope]\npartitions = [\"asrpt-none\"]\n[predictor]\nname = \"mean\"\nhistory = \"1h\"\n[metrics]\nlisten = \"\"\n[log]\nformat = \"json\"\n",
+			lab.URL, tokenFile, lab.ConfDir, filepath.Join(dir, "state.json"), sidecarKeys)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+
+	sock := filepath.Join(dir, "notify")
+	ln, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	notes := make(chan string, 32)
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, err := ln.Read(buf)
+			if err != nil {
+				close(notes)
+				return
+			}
+			notes <- string(buf[:n])
+		}
+	}()
+	waitNote := func(prefix string) {
+		t.Helper()
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case n := <-notes:
+				if strings.HasPrefix(n, prefix) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no %q notification within a minute", prefix)
+			}
+		}
+	}
+
+	var logs syncBuf
+	cmd := exec.Command(bin, "sidecar", "--config", conf)
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	}()
+	waitNote("READY=1")
+	waitLog := func(msg string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(logs.String(), msg) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", msg, logs.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	// A second instance and a giveback are refused while it runs.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{"sidecar", "--config", conf}, {"giveback", "--config", conf}} {
+		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "state file in use by a running sidecar") {
+			t.Errorf("%v beside the running sidecar: %v\n%s", args, err, out)
+		}
+	}
+
+	// A good reload takes effect; a bad one is refused and it runs on.
+	write("write_limit = 7\n")
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitNote("RELOADING=1")
+	waitLog(`"applied":["sidecar.write_limit"]`)
+	if err := os.WriteFile(conf, []byte("[sidecar]\ninterval = \"-1s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("configuration reload refused")
+	select {
+	case err := <-done:
+		t.Fatalf("the sidecar exited after a bad reload: %v\n%s", err, logs.String())
+	case <-time.After(2 * time.Second):
+	}
+
+	// SIGTERM: a clean stop.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, logs.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no exit within a minute of SIGTERM\n%s", logs.String())
+	}
+	waitNote("STOPPING=1")
+	waitLog("sidecar stopped")
+}
