@@ -47,7 +47,9 @@ type CycleReport struct {
 // failed writes are counted in the report and retried in later cycles. The
 // state is saved at the end of a cycle that changed it.
 func (s *Sidecar) RunOnce(ctx context.Context, now time.Time) (CycleReport, error) {
-	return s.cycle(ctx, now, s.cfg.DryRun)
+	rep, err := s.cycle(ctx, now, s.cfg.DryRun)
+	s.publishStatus(rep, err)
+	return rep, err
 }
 
 // Plan runs one cycle as a dry run, whatever the configuration says, and

@@ -2,14 +2,28 @@ package sidecar
 
 import (
 	"fmt"
+	"time"
 )
+
+// openIncident is one incident not yet recovered from.
+type openIncident struct {
+	since time.Time
+	n     int
+	last  string // the last error
+}
 
 // incident logs err under key the first time it happens; repeats are only
 // counted until closeIncidents sees a cycle without it.
 func (s *Sidecar) incident(key string, err error) {
 	s.seen[key] = true
-	s.active[key]++
-	if s.active[key] == 1 {
+	in := s.active[key]
+	if in == nil {
+		in = &openIncident{since: time.Now()}
+		s.active[key] = in
+	}
+	in.n++
+	in.last = err.Error()
+	if in.n == 1 {
 		msg := "slurm call failed; retrying in later cycles"
 		switch key {
 		case "state":
@@ -32,9 +46,9 @@ func (s *Sidecar) placementFailed(e *entry, err error) {
 
 // closeIncidents ends the incidents not seen in this cycle.
 func (s *Sidecar) closeIncidents() {
-	for k, n := range s.active {
+	for k, in := range s.active {
 		if !s.seen[k] {
-			s.log.Info().Str("incident", k).Int("occurrences", n).Msg("recovered")
+			s.log.Info().Str("incident", k).Int("occurrences", in.n).Msg("recovered")
 			delete(s.active, k)
 		}
 	}

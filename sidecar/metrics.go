@@ -44,6 +44,12 @@ type metrics struct {
 	placementErrors prometheus.Counter
 	// reloads counts configuration reloads by outcome (ok, refused).
 	reloads *prometheus.CounterVec
+	// slurmUp is 1 while slurmrestd answers the cycle's reads.
+	slurmUp prometheus.Gauge
+	// tokenExpiry is the token's exp claim, Unix seconds.
+	tokenExpiry prometheus.Gauge
+	// handsOff counts jobs whose priority an admin set.
+	handsOff prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -94,6 +100,12 @@ func newMetrics() *metrics {
 			Name: "asrpt_placement_errors_total", Help: "Placements that failed for another reason than a lack of free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced."}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "asrpt_config_reloads_total", Help: "Configuration reloads (SIGHUP), by outcome: ok, refused (the file had problems; the running configuration was kept)."}, []string{"outcome"}),
+		slurmUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_slurmrestd_up", Help: "1 when the last cycle read the nodes and jobs from slurmrestd, 0 when it could not."}),
+		tokenExpiry: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_token_expiry_timestamp_seconds", Help: "Expiry (exp claim) of the JWT in slurm.token_file, Unix seconds; absent for tokens without one."}),
+		handsOff: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_hands_off_jobs", Help: "Jobs asrpt leaves alone for good because someone else set their priority."}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
@@ -105,7 +117,7 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(build)
 	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
 		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
-		m.profileProblems, m.profiles, m.placementErrors, m.reloads,
+		m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp, m.tokenExpiry, m.handsOff,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -119,6 +131,7 @@ func (s *Sidecar) Registry() *prometheus.Registry { return s.m.reg }
 func (s *Sidecar) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/status", s.serveStatus)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		last := time.Unix(0, s.lastOK.Load())
 		if s.lastOK.Load() == 0 {

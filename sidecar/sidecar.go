@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -38,7 +39,7 @@ type Sidecar struct {
 	clock    float64   // time of the last cycle, Unix seconds
 	acctFrom time.Time // start of the next accounting query
 	finished map[string]finishedJob
-	active   map[string]int // open incidents: key → occurrences
+	active   map[string]*openIncident // open incidents by key
 	seen     map[string]bool
 	dirty    bool
 	// regroups holds the recurrence groups (predictor.GroupKey) of the
@@ -56,6 +57,8 @@ type Sidecar struct {
 	nodeParts [][]string
 	// reloads delivers new configurations to Run (nil: none).
 	reloads <-chan Reload
+	// status is the last published Status (/status).
+	status atomic.Pointer[Status]
 }
 
 // finishedJob remembers a job that left the queue until accounting reports
@@ -115,7 +118,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		profiles: cfg.Profiles.Resolver(),
 		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
-		finished: map[string]finishedJob{}, active: map[string]int{}, seen: map[string]bool{},
+		finished: map[string]finishedJob{}, active: map[string]*openIncident{}, seen: map[string]bool{},
 		clock: math.Inf(-1), reloads: o.Reload,
 	}
 	env.Allow = s.allow

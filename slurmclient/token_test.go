@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCheckTokenFile: what the client refuses to read as a token file,
@@ -68,5 +69,38 @@ func TestCheckTokenFile(t *testing.T) {
 		if err := CheckTokenFile(p); err == nil || !strings.Contains(err.Error(), "owned by uid 4242") || !errors.Is(err, ErrInvalid) {
 			t.Errorf("token file of another user: %v", err)
 		}
+	}
+}
+
+func TestReadTokenClaims(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, payload, user string
+		exp                 int64
+	}{
+		{"both", `{"exp":1893456000,"iat":1,"sun":"asrpt"}`, "asrpt", 1893456000},
+		{"no exp", `{"sun":"asrpt"}`, "asrpt", 0},
+		{"exp as float", `{"exp":1893456000.0}`, "", 1893456000},
+		{"garbage exp", `{"exp":"soon","sun":"x"}`, "", 0},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+		tok := b64([]byte(`{"alg":"HS256"}`)) + "." + b64([]byte(tc.payload)) + ".sig"
+		if err := os.WriteFile(path, []byte("SLURM_JWT="+tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ReadTokenClaims(path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var want time.Time
+		if tc.exp > 0 {
+			want = time.Unix(tc.exp, 0)
+		}
+		if c.User != tc.user || !c.Expires.Equal(want) {
+			t.Errorf("%s: %+v, want user %q expiry %v", tc.name, c, tc.user, want)
+		}
+	}
+	if _, err := ReadTokenClaims(filepath.Join(dir, "missing")); err == nil {
+		t.Error("missing file: no error")
 	}
 }

@@ -333,20 +333,52 @@ func notTokenByte(r rune) bool { return r < 0x21 || r > 0x7e }
 
 // jwtSubject returns Slurm's "sun" claim of a JWT, or "" (no verification:
 // slurmrestd verifies; a claim that could not be sent as a header is "").
-func jwtSubject(tok string) string {
+func jwtSubject(tok string) string { return jwtClaims(tok).User }
+
+// TokenClaims are the claims of a Slurm JWT asrpt reads (unverified:
+// slurmrestd verifies the token).
+type TokenClaims struct {
+	// User is the "sun" claim (the Slurm user), "" when absent.
+	User string
+	// Expires is the "exp" claim; zero when the token has none or is not
+	// a JWT.
+	Expires time.Time
+}
+
+// jwtClaims parses the payload of a JWT; a token that is not one gives
+// zero claims.
+func jwtClaims(tok string) TokenClaims {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
-		return ""
+		return TokenClaims{}
 	}
 	b, err := base64URLDecode(parts[1])
 	if err != nil {
-		return ""
+		return TokenClaims{}
 	}
 	var c struct {
-		Sun string `json:"sun"`
+		Sun string  `json:"sun"`
+		Exp float64 `json:"exp"`
 	}
-	if json.Unmarshal(b, &c) != nil || strings.IndexFunc(c.Sun, notTokenByte) >= 0 {
-		return ""
+	if json.Unmarshal(b, &c) != nil {
+		return TokenClaims{}
 	}
-	return c.Sun
+	var out TokenClaims
+	if strings.IndexFunc(c.Sun, notTokenByte) < 0 {
+		out.User = c.Sun
+	}
+	if c.Exp > 0 && c.Exp < 1e11 {
+		out.Expires = time.Unix(int64(c.Exp), 0)
+	}
+	return out
+}
+
+// ReadTokenClaims reads the token file at path (checked as CheckTokenFile
+// says) and returns its claims.
+func ReadTokenClaims(path string) (TokenClaims, error) {
+	tok, _, err := (&tokenSource{path: path}).get()
+	if err != nil {
+		return TokenClaims{}, err
+	}
+	return jwtClaims(tok), nil
 }

@@ -64,11 +64,18 @@ func TestDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(dir, "asrpt.toml")
+	// A free port for /metrics and /status.
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := pl.Addr().String()
+	pl.Close()
 	// Not a dry run (a dry run takes no state lock), but its scope is a
 	// partition without jobs: it writes nothing to the lab.
 	write := func(sidecarKeys string) {
-		body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\n[sidecar]\ninterval = \"1s\"\nstate_file = %q\n%s[scope]\npartitions = [\"asrpt-none\"]\n[predictor]\nname = \"mean\"\nhistory = \"1h\"\n[metrics]\nlisten = \"\"\n[log]\nformat = \"json\"\n",
-			lab.URL, tokenFile, lab.ConfDir, filepath.Join(dir, "state.json"), sidecarKeys)
+		body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\n[sidecar]\ninterval = \"1s\"\nstate_file = %q\n%s[scope]\npartitions = [\"asrpt-none\"]\n[predictor]\nname = \"mean\"\nhistory = \"1h\"\n[metrics]\nlisten = %q\n[log]\nformat = \"json\"\n",
+			lab.URL, tokenFile, lab.ConfDir, filepath.Join(dir, "state.json"), sidecarKeys, listen)
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -137,6 +144,19 @@ func TestDaemon(t *testing.T) {
 	// A second instance and a giveback are refused while it runs.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// asrpt status shows the daemon's own view once a cycle has run.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := exec.CommandContext(ctx, bin, "status", "--config", conf).CombinedOutput()
+		if err == nil && strings.Contains(string(out), "last cycle:     ok") && strings.Contains(string(out), "slurmrestd:     up") &&
+			strings.Contains(string(out), "token:          "+tokenFile+", user ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("asrpt status: %v\n%s", err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	for _, args := range [][]string{{"sidecar", "--config", conf}, {"giveback", "--config", conf}} {
 		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "state file in use by a running sidecar") {

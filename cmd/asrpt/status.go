@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/asrpt/asrpt/sidecar"
+)
+
+func init() {
+	register("status", "show the running sidecar's own view: last cycle, jobs by stage, jobs left alone and why, incidents, token expiry", runStatus)
+}
+
+// maxStatusBody bounds the /status answer read, bytes.
+const maxStatusBody = 16 << 20
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", stderr)
+	path := fs.String("config", defaultConfigPath, "configuration file (TOML): the daemon answers on its metrics.listen address")
+	asJSON := fs.Bool("json", false, "print the daemon's JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := sidecar.LoadConfig(*path)
+	if err != nil {
+		return err
+	}
+	if cfg.MetricsListen == "" {
+		return fmt.Errorf("%s: metrics.listen is empty: the sidecar serves its status there", *path)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	url := "http://" + cfg.MetricsListen + "/status"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("no sidecar answers on %s (metrics.listen in %s): is it running? %w", cfg.MetricsListen, *path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
+	if err != nil {
+		return fmt.Errorf("%s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	if *asJSON {
+		_, err := stdout.Write(body)
+		return err
+	}
+	var st sidecar.Status
+	if err := json.Unmarshal(body, &st); err != nil {
+		return fmt.Errorf("%s: not a sidecar status: %w", url, err)
+	}
+	return writeStatus(stdout, &st, time.Now())
+}
+
+// writeStatus prints a status for a person, in sdiag's spirit.
+func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
+	ew := &errWriter{w: w}
+	mode := "writing to Slurm"
+	if st.DryRun {
+		mode = "dry run (writes nothing)"
+	}
+	ew.printf("asrpt sidecar %s, policy %s, %s, cycle every %s, up %s\n", st.Version, st.Policy, mode,
+		time.Duration(st.IntervalS*float64(time.Second)), now.Sub(st.Started).Round(time.Second))
+	switch c := st.LastCycle; {
+	case c == nil:
+		ew.printf("last cycle:     none yet\n")
+	case c.OK:
+		ew.printf("last cycle:     ok %s ago, took %.2f s; jobs %s; writes %s\n", now.Sub(c.Time).Round(time.Second), c.DurationS,
+			counts(c.Jobs), counts(c.Writes))
+		if len(c.Failed) > 0 {
+			ew.printf("                failed writes %s\n", counts(c.Failed))
+		}
+	default:
+		ew.printf("last cycle:     FAILED %s ago: %s\n", now.Sub(c.Time).Round(time.Second), c.Error)
+	}
+	if !st.LastSuccess.IsZero() {
+		ew.printf("last success:   %s ago\n", now.Sub(st.LastSuccess).Round(time.Second))
+	}
+	up := "up"
+	if !st.SlurmrestdUp {
+		up = "DOWN"
+	}
+	ew.printf("slurmrestd:     %s\n", up)
+	if t := st.Token; t != nil {
+		switch {
+		case t.Error != "":
+			ew.printf("token:          %s: %s\n", t.File, t.Error)
+		case t.Expires.IsZero():
+			ew.printf("token:          %s, user %s, no expiry\n", t.File, t.User)
+		default:
+			ew.printf("token:          %s, user %s, expires %s (in %s)\n", t.File, t.User, t.Expires.UTC().Format(time.RFC3339),
+				t.Expires.Sub(now).Round(time.Minute))
+		}
+	}
+	ew.printf("jobs tracked:   %s\n", counts(st.Stages))
+	if len(st.LeftAlone) > 0 {
+		ew.printf("left alone:\n")
+		for _, j := range st.LeftAlone {
+			ew.printf("  %-12s %s\n", j.JobID, j.Reason)
+		}
+	}
+	if len(st.Incidents) == 0 {
+		ew.printf("incidents:      none\n")
+	} else {
+		ew.printf("incidents:\n")
+		for _, in := range st.Incidents {
+			ew.printf("  %-12s since %s, %d times: %s\n", in.Key, in.Since.UTC().Format(time.RFC3339), in.Occurrences, in.LastError)
+		}
+	}
+	return ew.err
+}
+
+// counts formats a map of counts as "a=1 b=2" in key order ("-" if empty).
+func counts(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, a...)
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/sidecar"
+)
+
+var updateStatus = flag.Bool("update-status", false, "rewrite testdata/status.golden")
+
+func sampleStatus(now time.Time) *sidecar.Status {
+	return &sidecar.Status{Version: "v1.0.0", Started: now.Add(-2 * time.Hour), Policy: "asrpt", IntervalS: 30,
+		LastCycle:    &sidecar.CycleStatus{Time: now.Add(-10 * time.Second), OK: true, DurationS: 0.25, Jobs: map[string]int{"pending": 12, "running": 30}, Writes: map[string]int{"priority": 3}, Failed: map[string]int{}},
+		LastSuccess:  now.Add(-10 * time.Second),
+		SlurmrestdUp: true,
+		Stages:       map[string]int{"queued": 9, "dispatched": 2, "running": 25, "left_alone": 2},
+		LeftAlone:    []sidecar.LeftAloneJob{{JobID: "4242", Reason: "priority set by an admin"}, {JobID: "4250", Reason: "held"}},
+		Incidents:    []sidecar.IncidentStatus{{Key: "accounting", Since: now.Add(-5 * time.Minute), Occurrences: 10, LastError: "slurmdbd: timeout"}},
+		Token:        &sidecar.TokenStatus{File: "/etc/asrpt/slurm.jwt", User: "asrpt", Expires: now.Add(20 * time.Hour)},
+	}
+}
+
+func TestWriteStatusGolden(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	if err := writeStatus(&buf, sampleStatus(now), now); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "status.golden")
+	if *updateStatus {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("status:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// TestStatusCommand: asrpt status asks the daemon on metrics.listen, prints
+// its JSON as it is with --json, and says so when nothing answers.
+func TestStatusCommand(t *testing.T) {
+	now := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/status" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(sampleStatus(now))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "asrpt.toml")
+	write := func(listen string) {
+		body := "[slurm]\nurl = \"unix:///s\"\n[metrics]\nlisten = \"" + listen + "\"\n"
+		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(strings.TrimPrefix(srv.URL, "http://"))
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "4242         priority set by an admin") {
+		t.Fatalf("status: rc %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	if rc := run([]string{"status", "--config", conf, "--json"}, &out, &errb); rc != 0 {
+		t.Fatalf("status --json: rc %d: %s", rc, errb.String())
+	}
+	var st sidecar.Status
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Stages["queued"] != 9 {
+		t.Errorf("status --json: %v %+v", err, st)
+	}
+	srv.Close()
+	errb.Reset()
+	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "is it running?") {
+		t.Errorf("nothing listening: rc %d: %s", rc, errb.String())
+	}
+	write("")
+	errb.Reset()
+	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "metrics.listen is empty") {
+		t.Errorf("no metrics.listen: rc %d: %s", rc, errb.String())
+	}
+}

@@ -1,0 +1,64 @@
+package sidecar
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/asrpt/asrpt/sidecar/sidecartest"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+func getStatus(t *testing.T, s *Sidecar) Status {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/status", nil))
+	var st Status
+	if rec.Code != 200 {
+		t.Fatalf("/status: %d", rec.Code)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+		t.Fatalf("/status: %v\n%s", err, rec.Body.String())
+	}
+	return st
+}
+
+// TestStatus: /status shows the daemon's view after each cycle: stages,
+// jobs left alone with the reason, a failed read as slurmrestd down with
+// the incident, and the recovery.
+func TestStatus(t *testing.T) {
+	h := newHarness(t, 1, 4, true, nil)
+	if st := getStatus(t, h.s); st.LastCycle != nil || st.Version == "" {
+		t.Fatalf("before any cycle: %+v", st)
+	}
+	h.fake.Submit(pend("1", "mid", 1, t0))
+	h.fake.Submit(pend("2", "mid", 1, t0))
+	h.cycle(t0)
+	h.fake.Edit("2", func(j *slurmclient.Job) { j.Priority = 777 }) // an admin
+	h.cycle(t0.Add(h.cfg.Interval))
+	st := getStatus(t, h.s)
+	if st.LastCycle == nil || !st.LastCycle.OK || !st.SlurmrestdUp || st.Stages["queued"] != 1 || st.Stages["left_alone"] != 1 {
+		t.Fatalf("status %+v (cycle %+v)", st, st.LastCycle)
+	}
+	if len(st.LeftAlone) != 1 || st.LeftAlone[0].JobID != "2" || st.LeftAlone[0].Reason != "priority set by an admin" {
+		t.Errorf("left alone %+v", st.LeftAlone)
+	}
+	if got := testutil.ToFloat64(h.s.m.handsOff); got != 1 {
+		t.Errorf("asrpt_hands_off_jobs = %v", got)
+	}
+	h.fake.SetInterceptor(sidecartest.FailOnce("Jobs", "", errors.New("connection refused")))
+	if _, err := h.s.RunOnce(t.Context(), t0.Add(2*h.cfg.Interval)); err == nil {
+		t.Fatal("the failing read did not fail the cycle")
+	}
+	st = getStatus(t, h.s)
+	if st.LastCycle.OK || st.SlurmrestdUp || st.LastCycle.Error == "" || testutil.ToFloat64(h.s.m.slurmUp) != 0 {
+		t.Errorf("after a failed read: %+v (cycle %+v)", st, st.LastCycle)
+	}
+	h.cycle(t0.Add(3 * h.cfg.Interval))
+	if st = getStatus(t, h.s); !st.SlurmrestdUp || testutil.ToFloat64(h.s.m.slurmUp) != 1 {
+		t.Errorf("after recovery: %+v", st)
+	}
+}
