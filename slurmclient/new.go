@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
 	"strings"
 )
 
@@ -31,6 +34,9 @@ func adapter(api string, t *transport) (Client, error) {
 func New(ctx context.Context, cfg Config) (Client, error) {
 	t, err := newTransport(cfg)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, connectError(cfg, err)
+		}
 		return nil, err
 	}
 	if cfg.API != "" {
@@ -39,7 +45,7 @@ func New(ctx context.Context, cfg Config) (Client, error) {
 			return nil, err
 		}
 		if _, err := c.Ping(ctx); err != nil {
-			return nil, fmt.Errorf("slurmclient: %s: %w", cfg.API, err)
+			return nil, fmt.Errorf("%w (API %s)", connectError(cfg, err), cfg.API)
 		}
 		return c, nil
 	}
@@ -51,10 +57,39 @@ func New(ctx context.Context, cfg Config) (Client, error) {
 			return c, nil
 		}
 		if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrBadResponse) {
-			return nil, fmt.Errorf("slurmclient: probing %s: %w", v, err)
+			return nil, connectError(cfg, err)
 		}
 		tried = append(tried, err)
 	}
 	return nil, fmt.Errorf("slurmclient: %w: no supported REST API version answered at %s: %w",
 		ErrUnsupported, cfg.URL, errors.Join(tried...))
+}
+
+// connectError says what failed when the first request to slurmrestd did:
+// the token file could not be read, the token was refused, slurmrestd
+// could not be reached, or something else, naming the file or URL.
+func connectError(cfg Config, err error) error {
+	var ne net.Error
+	var oe *net.OpError
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("slurmclient: cannot read the token file %s: %w", cfg.TokenFile, err)
+	case errors.Is(err, ErrAuth):
+		if cfg.TokenFile != "" {
+			return fmt.Errorf("slurmclient: slurmrestd at %s refused the token in %s (expired, or signed with another key?): %w", redactURL(cfg.URL), cfg.TokenFile, err)
+		}
+		return fmt.Errorf("slurmclient: slurmrestd at %s refused the request: %w", redactURL(cfg.URL), err)
+	case errors.As(err, &oe), errors.As(err, &ne):
+		return fmt.Errorf("slurmclient: cannot reach slurmrestd at %s: %w", redactURL(cfg.URL), err)
+	}
+	return fmt.Errorf("slurmclient: slurmrestd at %s: %w", redactURL(cfg.URL), err)
+}
+
+// redactURL returns raw with any password masked.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,6 +61,27 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
 	}
+	// /healthz and /metrics answer from the start: 503 with the reason
+	// until the sidecar runs.
+	var srv *http.Server
+	front := &frontHandler{notReady: "connecting to slurmrestd at " + redacted(cfg.Slurm.URL)}
+	if cfg.MetricsListen != "" {
+		ln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("metrics.listen %s: %w", cfg.MetricsListen, err)
+		}
+		srv = &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error().Err(err).Msg("metrics server stopped")
+			}
+		}()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(sctx)
+			cancel()
+		}()
+	}
 	notify(log, sdnotify.Status("connecting to slurmrestd at "+redacted(cfg.Slurm.URL)))
 	client, err := connectRetry(ctx, cfg, log)
 	if err != nil {
@@ -92,19 +115,7 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var srv *http.Server
-	if cfg.MetricsListen != "" {
-		ln, err := net.Listen("tcp", cfg.MetricsListen)
-		if err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
-		srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error().Err(err).Msg("metrics server stopped")
-			}
-		}()
-	}
+	front.inner.Store(s.Handler())
 	for _, w := range cfg.Warnings() {
 		log.Warn().Str("config", *path).Msg(w)
 	}
@@ -132,11 +143,6 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	err = s.Run(ctx)
 	notify(log, sdnotify.Stopping)
-	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = srv.Shutdown(sctx)
-		cancel()
-	}
 	return err
 }
 
@@ -217,7 +223,15 @@ func connectRetry(ctx context.Context, cfg sidecar.Config, log zerolog.Logger) (
 			return nil, err // a configuration problem: retrying will not help
 		}
 		if failures == 0 {
-			log.Warn().Err(err).Str("reason", sidecar.Reason(err)).Msg("cannot reach slurmrestd; retrying")
+			msg := "cannot reach slurmrestd; retrying"
+			switch {
+			case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
+				msg = "cannot read slurm.token_file; retrying"
+			case errors.Is(err, slurmclient.ErrAuth):
+				msg = "slurmrestd refuses the token in slurm.token_file; retrying (replace the token)"
+			}
+			log.Warn().Err(err).Str("reason", sidecar.Reason(err)).Str("slurm", redacted(cfg.Slurm.URL)).
+				Str("token_file", cfg.Slurm.TokenFile).Msg(msg)
 		}
 		failures++
 		select {
@@ -243,5 +257,28 @@ func redacted(raw string) string {
 func notify(log zerolog.Logger, state string) {
 	if _, err := sdnotify.Notify(state); err != nil {
 		log.Warn().Err(err).Msg("systemd notification failed")
+	}
+}
+
+// frontHandler serves the sidecar's handler once it runs, and before that
+// /healthz as 503 with the reason and /metrics empty, so that probes and
+// scrapes get an answer from the first second.
+type frontHandler struct {
+	inner    atomic.Value // http.Handler
+	notReady string       // set before serving, then only read
+}
+
+func (f *frontHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h, ok := f.inner.Load().(http.Handler); ok {
+		h.ServeHTTP(w, r)
+		return
+	}
+	switch r.URL.Path {
+	case "/healthz", "/status":
+		http.Error(w, "not ready: "+f.notReady, http.StatusServiceUnavailable)
+	case "/metrics":
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	default:
+		http.NotFound(w, r)
 	}
 }

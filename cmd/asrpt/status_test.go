@@ -94,3 +94,22 @@ func TestStatusCommand(t *testing.T) {
 		t.Errorf("no metrics.listen: rc %d: %s", rc, errb.String())
 	}
 }
+
+// TestFrontHandler: before the sidecar runs, /healthz and /status answer
+// 503 with the reason and /metrics an empty page; then the sidecar's own.
+func TestFrontHandler(t *testing.T) {
+	f := &frontHandler{notReady: "connecting to slurmrestd at http://ctl:6820"}
+	for path, want := range map[string]int{"/healthz": 503, "/status": 503, "/metrics": 200, "/x": 404} {
+		rec := httptest.NewRecorder()
+		f.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want || want == 503 && !strings.Contains(rec.Body.String(), "connecting to slurmrestd") {
+			t.Errorf("%s: %d %q, want %d", path, rec.Code, rec.Body.String(), want)
+		}
+	}
+	f.inner.Store(http.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })))
+	rec := httptest.NewRecorder()
+	f.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	if rec.Code != 200 || rec.Body.String() != "ok\n" {
+		t.Errorf("after start: %d %q", rec.Code, rec.Body.String())
+	}
+}
