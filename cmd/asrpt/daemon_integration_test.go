@@ -199,3 +199,61 @@ func TestDaemon(t *testing.T) {
 	waitNote("STOPPING=1")
 	waitLog("sidecar stopped")
 }
+
+// TestCheckOnline: asrpt sidecar --check --online against a lab reports
+// the release and the token, and names the setting at fault for a wrong
+// URL, a garbage token and a state directory that cannot be written.
+func TestCheckOnline(t *testing.T) {
+	v := "22.05"
+	if s := strings.Fields(os.Getenv("SLURMLAB_LABS")); len(s) > 0 {
+		v = s[0]
+	}
+	lab := slurmlab.Require(t, v)
+	dir := t.TempDir()
+	tok, err := lab.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.jwt")
+	bad := filepath.Join(dir, "bad.jwt")
+	if err := os.WriteFile(good, []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("SLURM_JWT=garbage.token.here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct {
+		name, url, token, state string
+		ok                      bool
+		want                    []string
+	}{
+		{"good", lab.URL, good, filepath.Join(dir, "state.json"), true, []string{"slurmrestd: Slurm " + lab.Release, "token: user ", "writable"}},
+		{"nothing listening", closed, good, filepath.Join(dir, "state.json"), false, []string{"slurm.url: ", "cannot reach slurmrestd at " + closed}},
+		{"garbage token", lab.URL, bad, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: ", "refused the token in " + bad}},
+		{"state directory not writable", lab.URL, good, "/proc/asrpt-state.json", false, []string{"sidecar.state_file: the state directory /proc is not writable"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(dir, "asrpt.toml")
+			body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\ntimeout = \"5s\"\n[sidecar]\nstate_file = %q\n", tc.url, tc.token, lab.ConfDir, tc.state)
+			if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			rc := run([]string{"sidecar", "--config", conf, "--check", "--online"}, &out, &errb)
+			if (rc == 0) != tc.ok {
+				t.Errorf("rc %d\n%s%s", rc, out.String(), errb.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -33,13 +35,23 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("sidecar", stderr)
 	path := fs.String("config", defaultConfigPath, "configuration file (TOML)")
 	check := fs.Bool("check", false, "validate the configuration, the files it names and the Slurm configuration, then exit")
+	online := fs.Bool("online", false, "with --check: also contact slurmrestd with the token and try the state directory")
 	dry := fs.Bool("dry-run", false, "log the plan every cycle and write nothing (overrides sidecar.dry_run)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := sidecar.LoadConfig(*path)
 	if *check {
-		return checkConfig(cfg, err, *path, stdout)
+		cerr := checkConfig(cfg, err, *path, stdout)
+		if *online && err == nil {
+			if n := checkOnline(ctx, cfg, *path, stdout, time.Now()); n > 0 {
+				return errors.Join(cerr, fmt.Errorf("%s: %d problems online", *path, n))
+			}
+		}
+		return cerr
+	}
+	if *online {
+		return fmt.Errorf("%w: --online goes with --check", errUsage)
 	}
 	if err != nil {
 		return err
@@ -281,4 +293,61 @@ func (f *frontHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// checkOnline contacts slurmrestd as the sidecar would and prints what it
+// learns (release, API, cluster, the token's user and expiry, what it can
+// read) and every problem, each naming the setting at fault; it also
+// writes and removes a file in the state directory. It returns the number
+// of problems.
+func checkOnline(ctx context.Context, cfg sidecar.Config, path string, stdout io.Writer, now time.Time) int {
+	n := 0
+	problem := func(key, format string, a ...any) {
+		fmt.Fprintf(stdout, "%s: %s: %s\n", path, key, fmt.Sprintf(format, a...))
+		n++
+	}
+	if cfg.Slurm.TokenFile != "" && !strings.HasPrefix(cfg.Slurm.URL, "unix:") {
+		switch c, err := slurmclient.ReadTokenClaims(cfg.Slurm.TokenFile); {
+		case err != nil:
+			problem("slurm.token_file", "%v", err)
+		case !c.Expires.IsZero() && !c.Expires.After(now):
+			problem("slurm.token_file", "the token in %s expired at %s", cfg.Slurm.TokenFile, c.Expires.UTC().Format(time.RFC3339))
+		case c.Expires.IsZero():
+			fmt.Fprintf(stdout, "%s: token: user %q, no expiry\n", path, c.User)
+		default:
+			fmt.Fprintf(stdout, "%s: token: user %q, expires %s (in %s)\n", path, c.User, c.Expires.UTC().Format(time.RFC3339), c.Expires.Sub(now).Round(time.Minute))
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	switch client, err := slurmclient.New(cctx, clientConfig(cfg)); {
+	case err != nil:
+		key := "slurm.url"
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, slurmclient.ErrAuth) {
+			key = "slurm.token_file"
+		}
+		problem(key, "%v", err)
+	default:
+		v, _ := client.Ping(cctx)
+		fmt.Fprintf(stdout, "%s: slurmrestd: Slurm %s, API %s, cluster %q\n", path, v.Release, client.APIVersion(), v.Cluster)
+		if nodes, err := client.Nodes(cctx); err != nil {
+			problem("slurm.url", "reading the nodes: %v", err)
+		} else {
+			fmt.Fprintf(stdout, "%s: slurmrestd: %d nodes\n", path, len(nodes))
+		}
+		if jobs, err := client.Jobs(cctx); err != nil {
+			problem("slurm.url", "reading the jobs: %v", err)
+		} else {
+			fmt.Fprintf(stdout, "%s: slurmrestd: %d pending or running jobs\n", path, len(jobs))
+		}
+	}
+	dir := filepath.Dir(cfg.StateFile)
+	if f, err := os.CreateTemp(dir, ".asrpt-check-*"); err != nil {
+		problem("sidecar.state_file", "the state directory %s is not writable: %v", dir, err)
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+		fmt.Fprintf(stdout, "%s: state directory %s: writable\n", path, dir)
+	}
+	return n
 }
