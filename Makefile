@@ -13,7 +13,7 @@ FUZZTIME ?= 60s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/asrpt/asrpt/internal/buildinfo.version=$(VERSION)
 
-.PHONY: all build binary check static test race fuzz integration testbed bench quality lab-up lab-down
+.PHONY: all build binary alerts check static test race fuzz integration testbed bench quality lab-up lab-down
 
 all: build
 
@@ -37,7 +37,11 @@ test:
 race:
 	$(GO) test -race $(PKGS)
 
-check: static build race integration testbed
+check: static build alerts race integration testbed
+
+# The example Prometheus alert rules, checked by promtool.
+alerts:
+	bash test/promtool.sh
 
 # Every fuzz target (func FuzzX in a _test.go file), found by grep, for
 # $(FUZZTIME) each; a failing input is saved under the package's

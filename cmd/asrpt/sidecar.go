@@ -19,6 +19,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/internal/journal"
 	"github.com/asrpt/asrpt/internal/sdnotify"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -193,11 +194,16 @@ func checkConfig(cfg sidecar.Config, err error, path string, stdout io.Writer) e
 }
 
 // newLogger returns the configured zerolog logger writing to w: JSON, or
-// the console writer when asked or when w is a terminal.
+// the console writer when asked or when w is a terminal. When w is the
+// journal's stream (the service under systemd), lines are JSON with a
+// syslog priority prefix, so that journalctl -p filters by severity.
 func newLogger(cfg sidecar.Config, w io.Writer) zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(cfg.LogLevel)
 	if err != nil {
 		lvl = zerolog.InfoLevel
+	}
+	if f, ok := w.(*os.File); ok && journal.IsJournal(f) {
+		return zerolog.New(journal.Writer{W: w}).Level(lvl).With().Timestamp().Logger()
 	}
 	console := cfg.LogFormat == "console"
 	if cfg.LogFormat == "auto" {
