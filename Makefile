@@ -13,7 +13,7 @@ FUZZTIME ?= 60s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/asrpt/asrpt/internal/buildinfo.version=$(VERSION)
 
-.PHONY: all build binary alerts check static test race fuzz integration testbed bench quality lab-up lab-down
+.PHONY: all build binary alerts deb deb-test check static test race fuzz integration testbed bench quality lab-up lab-down
 
 all: build
 
@@ -37,7 +37,16 @@ test:
 race:
 	$(GO) test -race $(PKGS)
 
-check: static build alerts race integration testbed
+check: static build alerts race deb-test integration testbed
+
+# The Debian package, into out/ (binary, units, example configuration,
+# docs; the postinst creates the asrpt user).
+deb:
+	bash packaging/deb/build.sh out $(VERSION)
+
+# make deb, installed, checked, removed and purged on this machine (root).
+deb-test:
+	bash test/deb.sh
 
 # The example Prometheus alert rules, checked by promtool.
 alerts:
