@@ -140,6 +140,17 @@ type Env struct {
 	preempted []*Task
 }
 
+// Fork returns a copy of e for one more run beside the others that share
+// e: the cluster, the placer (safe for concurrent use) and the parameters
+// are shared; the failures and buffers a run keeps are its own. Replays
+// that run at once (asrpt quality) each fork the Env they were prepared
+// with.
+func (e *Env) Fork() *Env {
+	c := *e
+	c.errs, c.failed, c.started, c.preempted = nil, 0, nil, nil
+	return &c
+}
+
 // NewEnv returns the environment for cluster c.
 func NewEnv(c *cluster.Cluster, p Params) *Env {
 	return &Env{Cluster: c, Placer: placement.NewPlacer(c), G: c.TotalGPUs(), Params: p}

@@ -257,6 +257,7 @@ const maxStill = 100000
 const pollEvery = 4096
 
 func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+	env = env.Fork() // replays prepared with one Env may run at once
 	for i := 1; i < len(jobs); i++ {
 		if jobs[i].Submit < jobs[i-1].Submit {
 			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs[i].ID)
