@@ -52,7 +52,7 @@ func (f *forestFlags) config() (predictor.TrainConfig, error) {
 	case "mean":
 		c.Forest.Leaf = predictor.LeafMean
 	default:
-		return c, fmt.Errorf("%w: -leaf %q: want median or mean", errUsage, f.leafKind)
+		return c, fmt.Errorf("%w: --leaf %q: want median or mean", errUsage, f.leafKind)
 	}
 	return c, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/trace"
 )
@@ -35,30 +36,51 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	caFile := fs.String("ca-file", os.Getenv("ASRPT_SLURM_CA_FILE"), "PEM CA bundle for https (env ASRPT_SLURM_CA_FILE)")
 	api := fs.String("api", os.Getenv("ASRPT_SLURM_API"), "force a REST API version (v0.0.38, v0.0.42, v0.0.44); default probes")
 	timeout := fs.Duration("timeout", 2*time.Minute, "timeout of one request")
+	config := fs.String("config", "", "sidecar configuration whose [slurm] table gives what the flags above do not (default "+defaultConfigPath+" when neither --url nor ASRPT_SLURM_URL is set)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *url == "" || *config != "" {
+		path := *config
+		if path == "" {
+			path = defaultConfigPath
+		}
+		cfg, err := sidecar.LoadConfig(path)
+		if err != nil {
+			if *url == "" {
+				return fmt.Errorf("%w: --url (or ASRPT_SLURM_URL) is not set and the sidecar configuration cannot give it: %v", errUsage, err)
+			}
+			return err
+		}
+		fill := func(dst *string, v string) {
+			if *dst == "" {
+				*dst = v
+			}
+		}
+		fill(url, cfg.Slurm.URL)
+		fill(tokenFile, cfg.Slurm.TokenFile)
+		fill(user, cfg.Slurm.User)
+		fill(caFile, cfg.Slurm.CAFile)
+		fill(api, cfg.Slurm.API)
+	}
 	if *format != "native" && *format != "jsonl" {
-		return fmt.Errorf("%w: -format %q (want native or jsonl)", errUsage, *format)
+		return fmt.Errorf("%w: --format %q (want native or jsonl)", errUsage, *format)
 	}
 	if *window <= 0 {
-		return fmt.Errorf("%w: -window must be positive", errUsage)
-	}
-	if *url == "" {
-		return fmt.Errorf("%w: -url (or ASRPT_SLURM_URL) is required", errUsage)
+		return fmt.Errorf("%w: --window must be positive", errUsage)
 	}
 	now := time.Now()
 	to := now
 	if *until != "" {
 		t, err := time.Parse(time.RFC3339, *until)
 		if err != nil {
-			return fmt.Errorf("%w: -until: %v", errUsage, err)
+			return fmt.Errorf("%w: --until: %v", errUsage, err)
 		}
 		to = t
 	}
 	from, err := parseSince(*since, to)
 	if err != nil {
-		return fmt.Errorf("%w: -since: %v", errUsage, err)
+		return fmt.Errorf("%w: --since: %v", errUsage, err)
 	}
 	c, err := slurmclient.New(ctx, slurmclient.Config{
 		URL: *url, TokenFile: *tokenFile, User: *user, CAFile: *caFile, API: *api, Timeout: *timeout,

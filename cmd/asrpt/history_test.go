@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -102,18 +103,33 @@ func TestHistoryCommand(t *testing.T) {
 	defer srv.Close()
 	tok := filepath.Join(t.TempDir(), "jwt")
 	os.WriteFile(tok, []byte("a.eyJzdW4iOiJyb290In0.c"), 0o600)
-	var out, errb bytes.Buffer
-	err = runHistory(context.Background(), []string{"-url", srv.URL, "-token-file", tok, "-api", "v0.0.42",
-		"-since", "2020-01-01T00:00:00Z", "-until", "2030-01-01T00:00:00Z", "-window", "8760h"}, &out, &errb)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errb.String())
+	// The connection from the flags, or from the sidecar's configuration.
+	conf := filepath.Join(t.TempDir(), "asrpt.toml")
+	os.WriteFile(conf, []byte(fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\napi = \"v0.0.42\"\n", srv.URL, tok)), 0o600)
+	window := []string{"--since", "2020-01-01T00:00:00Z", "--until", "2030-01-01T00:00:00Z", "--window", "8760h"}
+	var outs [2]string
+	for i, conn := range [][]string{{"-url", srv.URL, "-token-file", tok, "-api", "v0.0.42"}, {"--config", conf}} {
+		var out, errb bytes.Buffer
+		if err := runHistory(context.Background(), append(conn, window...), &out, &errb); err != nil {
+			t.Fatalf("%v: %v\n%s", conn, err, errb.String())
+		}
+		outs[i] = out.String()
 	}
-	jobs, err := trace.Read(&out, "history.csv", trace.Native)
+	if outs[0] != outs[1] {
+		t.Errorf("--config gave another history than the flags")
+	}
+	var errb bytes.Buffer
+	err = runHistory(context.Background(), append([]string{"--config", filepath.Join(t.TempDir(), "none.toml")}, window...), io.Discard, &errb)
+	if err == nil || !strings.Contains(err.Error(), "--url (or ASRPT_SLURM_URL) is not set") {
+		t.Errorf("no URL and no config: %v", err)
+	}
+	out := bytes.NewBufferString(outs[0])
+	jobs, err := trace.Read(out, "history.csv", trace.Native)
 	if err != nil && !errors.Is(err, trace.ErrEmpty) {
 		t.Fatalf("reading the output back: %v\n%s", err, out.String())
 	}
 	if len(jobs) == 0 {
-		t.Fatalf("no GPU jobs written; stderr: %s", errb.String())
+		t.Fatal("no GPU jobs written")
 	}
 	for _, j := range jobs {
 		if j.GPUs <= 0 || j.RunTime <= 0 || j.User == "" {

@@ -25,7 +25,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *model == "" {
-		return fmt.Errorf("%w: -model is required", errUsage)
+		return fmt.Errorf("%w: --model is required", errUsage)
 	}
 	m, err := predictor.LoadFile(*model)
 	if err != nil {

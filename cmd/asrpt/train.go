@@ -23,7 +23,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: -o model file is required", errUsage)
+		return fmt.Errorf("%w: --o model file is required", errUsage)
 	}
 	cfg, err := ff.config()
 	if err != nil {
