@@ -81,8 +81,16 @@ lab() {
 		;;
 	*) die "unknown lab version '$VER' (want 22.05, 24.11 or 26.05)" ;;
 	esac
-	CTLD_PORT=$((PORT0 + 17)) DBD_PORT=$((PORT0 + 19)) REST_PORT=$((PORT0 + 20))
 	H_BASE=$BASE/$VER                       # host-side bookkeeping (pids, logs of this script)
+	# The ports above, shifted by a multiple of 10000 when something this
+	# lab did not start holds one of them: lab.sh up picks the shift
+	# (choose_ports) and keeps it in port-shift until lab.sh down. The
+	# labs' ranges stay disjoint whatever shifts they take.
+	BASE_PORT0=$PORT0 BASE_NODE_PORT0=$NODE_PORT0 BASE_MYSQL_PORT=$MYSQL_PORT
+	local pshift=0
+	[[ -f $H_BASE/port-shift ]] && pshift=$(<"$H_BASE/port-shift")
+	[[ $pshift =~ ^[0-4]0000$|^0$ ]] || pshift=0
+	set_ports "$pshift"
 	if [[ $KIND == host ]]; then
 		ROOT=""
 		V_LAB=$H_BASE/lab
@@ -96,6 +104,40 @@ lab() {
 	PIDS=$H_BASE/pids
 	ENV_FILE=$ENV_DIR/slurmlab-$VER.env
 	INSTANCE="slurmlab-$VER"                # marker in the environment of every daemon
+}
+
+# set_ports SHIFT: the lab's ports, its table's shifted by SHIFT.
+set_ports() {
+	PORT_SHIFT=$1
+	PORT0=$((BASE_PORT0 + $1)) NODE_PORT0=$((BASE_NODE_PORT0 + $1)) MYSQL_PORT=$((BASE_MYSQL_PORT + $1))
+	CTLD_PORT=$((PORT0 + 17)) DBD_PORT=$((PORT0 + 19)) REST_PORT=$((PORT0 + 20))
+}
+
+# lab_ports: every TCP port the lab listens on.
+lab_ports() {
+	local n
+	echo "$MYSQL_PORT" "$DBD_PORT" "$CTLD_PORT" "$REST_PORT" $((NODE_PORT0 + 9))
+	for ((n = 1; n <= NODES; n++)); do echo $((NODE_PORT0 + n)); done
+}
+
+# choose_ports: when none of the lab's daemons runs, the first shift
+# (0, 10000, … 40000) under which every port of the lab is free, so that a
+# port taken by anything else moves the lab instead of failing it; kept in
+# port-shift for the other subcommands.
+choose_ports() {
+	local name s p ok=0
+	for name in mariadbd slurmdbd slurmctld slurmrestd-jwt; do
+		saved "$name" >/dev/null && return 0 # running: keep its ports
+	done
+	for s in 0 10000 20000 30000 40000; do
+		set_ports "$s"
+		ok=1
+		for p in $(lab_ports); do port_free "$p" || { ok=0; break; }; done
+		((ok)) && break
+	done
+	((ok)) || die "no free set of ports for the lab (its ports shifted by 0 to 40000 are all partly taken)"
+	((PORT_SHIFT == 0)) || log "its default ports are taken: using them shifted by $PORT_SHIFT (REST port $REST_PORT)"
+	echo "$PORT_SHIFT" >"$H_BASE/port-shift"
 }
 
 # --------------------------------------------------------------- helpers
@@ -691,7 +733,7 @@ do_down() {
 		for p in $(leftovers); do kill -KILL "$p" 2>/dev/null || true; done
 	fi
 	umount_chroot
-	rm -f "$ENV_FILE"
+	rm -f "$ENV_FILE" "$H_BASE/port-shift"
 	log "down in $(elapsed "$t0") s"
 }
 
@@ -712,6 +754,7 @@ do_up() {
 			printf '127.0.0.1\tlocalhost %s\n' "$(hostname -s)" >>"$ROOT/etc/hosts"
 	fi
 	ensure_users
+	choose_ports
 	write_configs
 	t=$(now)
 	start_munge

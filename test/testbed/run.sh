@@ -165,6 +165,12 @@ measure slurm | tee "$OUT/summary.tsv"
 
 # --- Run 2: Slurm with asrpt sidecar ---------------------------------------
 quiet
+# The sidecar's metrics port: the first free one from 19871.
+METRICS_PORT=19871
+while (exec 3<>"/dev/tcp/127.0.0.1/$METRICS_PORT") 2>/dev/null; do
+	((METRICS_PORT < 19971)) || fail "no free port in 19871..19971 for the sidecar's metrics"
+	METRICS_PORT=$((METRICS_PORT + 1))
+done
 cat >"$OUT/asrpt.toml" <<EOF
 # written by test/testbed/run.sh
 [slurm]
@@ -185,7 +191,7 @@ name = "asrpt"
 name = "mean"
 history = "2h"
 [metrics]
-listen = "127.0.0.1:19871"
+listen = "127.0.0.1:$METRICS_PORT"
 [log]
 format = "json"
 level = "info"
@@ -198,7 +204,7 @@ kill -0 "$SIDECAR_PID" 2>/dev/null || fail "the sidecar did not start (log: $OUT
 say "run 2: Slurm with asrpt sidecar (pid $SIDECAR_PID, interval 2 s)"
 submit asrpt
 wait_done asrpt
-curl -s "http://127.0.0.1:19871/metrics" >"$OUT/metrics.txt" 2>/dev/null || true
+curl -s "http://127.0.0.1:$METRICS_PORT/metrics" >"$OUT/metrics.txt" 2>/dev/null || true
 kill -TERM "$SIDECAR_PID"
 rc=0
 wait "$SIDECAR_PID" || rc=$?
