@@ -104,7 +104,7 @@ func (v *VirtualMachine) Ascend(f func(t *Task) bool) { v.tree.Ascend(f) }
 // released jobs are dispatched with Heavy-Edge placements.
 //
 // Paper mode (design §5) serves the release queue in release order and
-// blocks at its head. The revised dispatch (design §5b, the policy named
+// blocks at its head. The revised dispatch (design §5, the policy named
 // "asrpt") orders the release queue by predicted virtual size, keeps K
 // reservations on a free-GPU profile built from the running jobs' predicted
 // ends, lets any later job (released, then unreleased in virtual SRPT
@@ -154,7 +154,7 @@ func (a *asrpt) size(t *Task) float64 {
 
 // sizeUnseen gives an unseen job of the revised dispatch the estimate of
 // its GPU-count class once the class has enough finished samples (design
-// §5b.5). Its estimate is then marked Known, so that size uses it instead
+// §5.5). Its estimate is then marked Known, so that size uses it instead
 // of the unseen rule; Task.UnseenAtSubmit still records that it was unseen.
 func (a *asrpt) sizeUnseen(t *Task) {
 	if !a.revised || t.Est.Known {
@@ -220,7 +220,7 @@ func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) 
 	a.vm.Advance(now, a.release)
 }
 
-// Update implements Updater (design §5b.3): a released job is re-keyed by
+// Update implements Updater (design §5.3): a released job is re-keyed by
 // its new size; an unreleased one keeps max(0, remaining + p_new − p_old)
 // of virtual work. Paper mode keeps the prediction made at submit.
 func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
@@ -330,7 +330,7 @@ func (a *asrpt) schedulePaper(now float64, free *placement.Free) []*Task {
 	return started
 }
 
-// scheduleRevised is design §5b.2: walk the release queue (by predicted
+// scheduleRevised is design §5.2: walk the release queue (by predicted
 // virtual size), then the unreleased jobs (virtual SRPT order). A job
 // starts now when Heavy-Edge places it on the free GPUs (consolidated, for
 // a communication-heavy job before its deadline) and its predicted run

@@ -21,7 +21,7 @@ func fullFree(t *testing.T, env *Env) *placement.Free {
 	return free
 }
 
-// TestRevisedReleaseQueueBySize checks design §5b.1: released jobs wait in
+// TestRevisedReleaseQueueBySize checks design §5.1: released jobs wait in
 // order of predicted virtual size, not release order; paper mode keeps
 // release order.
 func TestRevisedReleaseQueueBySize(t *testing.T) {
@@ -60,7 +60,7 @@ func TestRevisedReleaseQueueBySize(t *testing.T) {
 	}
 }
 
-// TestUpdate checks design §5b.3: a released job is re-keyed by its new
+// TestUpdate checks design §5.3: a released job is re-keyed by its new
 // size; an unreleased job's remaining virtual work moves by the change;
 // paper mode keeps the prediction made at submit.
 func TestUpdate(t *testing.T) {
@@ -113,7 +113,7 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
-// TestReservationsProtectTheFirstK checks design §5b.2 on one 8-GPU node
+// TestReservationsProtectTheFirstK checks design §5.2 on one 8-GPU node
 // where a running 4-GPU job is predicted to end at 100: the wide 8-GPU job
 // at the head of the release queue gets the window [100, 110); a 2-GPU job
 // that ends by 100 backfills, one that would run into the window waits —
@@ -163,7 +163,7 @@ func TestReservationsProtectTheFirstK(t *testing.T) {
 	}
 }
 
-// TestUnseenSizedByClass checks design §5b.5: once unseenMinSamples jobs
+// TestUnseenSizedByClass checks design §5.5: once unseenMinSamples jobs
 // of a GPU-count class that were unseen at submit have finished, a new
 // unseen job of that class is sized by their mean run time (capped by its
 // time limit); another class still follows the unseen setting (first: 0).

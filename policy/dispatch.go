@@ -34,7 +34,7 @@ func keyWork(t *Task) float64     { return float64(t.GPUs) * t.Ranked() }
 // time limit as Slurm's backfill uses it.
 func estPredicted(t *Task, alpha float64) float64 { return t.PredictedOn(alpha) }
 
-// estFit is the median prediction, for fitting into holes (design §5b.4).
+// estFit is the median prediction, for fitting into holes (design §5.4).
 func estFit(t *Task, alpha float64) float64 { return t.FitOn(alpha) }
 func estLimit(t *Task, _ float64) float64 {
 	if t.TimeLimit > 0 {

@@ -56,7 +56,7 @@ type Policy interface {
 
 // Updater is implemented by the policies that order waiting jobs by
 // their predictions. Update replaces a waiting job's estimate with est (it
-// was predicted again at now, design §5b.3) and re-orders it; it is a no-op
+// was predicted again at now, design §5.3) and re-orders it; it is a no-op
 // for a running job or one the policy does not hold.
 type Updater interface {
 	Update(now float64, t *Task, est prediction.Estimate)

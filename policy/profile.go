@@ -7,7 +7,7 @@ import (
 )
 
 // profile is the free-GPU profile of one scheduling pass of A-SRPT's
-// revised dispatch (design §5b.2): how many GPUs are predicted to be free
+// revised dispatch (design §5.2): how many GPUs are predicted to be free
 // at each time from now on, counting GPUs only, as Slurm's backfill does.
 // It starts at the GPUs free now, gains each running job's GPUs at its
 // predicted end, and loses the GPUs of each reservation over its window.

@@ -47,7 +47,7 @@ func ParseUnseen(s string) (Unseen, error) {
 }
 
 // Rank says which of a prediction's two numbers orders the waiting jobs of
-// the prediction-ordered policies (design §5b.4).
+// the prediction-ordered policies (design §5.4).
 type Rank int
 
 const (
@@ -96,7 +96,7 @@ type Params struct {
 	// Depth bounds how many queued jobs one scheduling pass examines past
 	// the head (as Slurm's bf_max_job_test does); ≤ 0 means no bound.
 	Depth int
-	// Reservations is K of A-SRPT's revised dispatch (design §5b.2): the
+	// Reservations is K of A-SRPT's revised dispatch (design §5.2): the
 	// first K released jobs that cannot start now each get the earliest
 	// window of their predicted length in the free-GPU profile; later
 	// jobs start only where they delay none of them. ≥ 1 (0 makes the

@@ -8,7 +8,7 @@ import (
 
 // unseenMinSamples is how many finished jobs of a GPU-count class that
 // were unseen at submit it takes before the class sizes unseen jobs
-// (design §5b.5); before that the unseen setting (first or fallback) does.
+// (design §5.5); before that the unseen setting (first or fallback) does.
 const unseenMinSamples = 20
 
 // unseenClasses keeps the running statistics of finished jobs that were

@@ -4,7 +4,7 @@
 package prediction
 
 // Estimate is a predicted run time: two numbers, because ordering and
-// fitting want different ones (design §5b.4). Ranking uses the expected
+// fitting want different ones (design §5.4). Ranking uses the expected
 // value (the SEPT / cμ rule); fitting a job into a backfill hole and
 // building the free-GPU profile use the median.
 type Estimate struct {

@@ -12,7 +12,7 @@ import (
 )
 
 // Estimate is prediction.Estimate: a predicted run time, expected value
-// and median (design §5b.4).
+// and median (design §5.4).
 type Estimate = prediction.Estimate
 
 // Predictor predicts run times. Implementations are deterministic: the same
@@ -25,7 +25,7 @@ type Predictor interface {
 	// uses only what is known at submit time and what Observe was given.
 	Predict(j *job.Job) Estimate
 	// Repredict returns a fresh estimate for j, still waiting at now ≥
-	// its submit time, from what is known at now (design §5b.3: a job
+	// its submit time, from what is known at now (design §5.3: a job
 	// may wait while jobs like it finish). Unlike Predict it records
 	// nothing: the training row of a job stays the one taken at submit.
 	Repredict(j *job.Job, now float64) Estimate

@@ -60,7 +60,7 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 
 // repredict predicts again the waiting jobs whose recurrence group had a
 // job finish since the last cycle and hands the changed estimates to the
-// policy, which re-orders them (design §5b.3).
+// policy, which re-orders them (design §5.3).
 func (s *Sidecar) repredict(t float64) {
 	if len(s.regroups) == 0 {
 		return

@@ -2,7 +2,7 @@
 // live Slurm: every cycle it reads the queue and the nodes through the REST
 // client, feeds finished jobs to the predictor, brings the policy up to
 // date, and writes priorities and node lists so that Slurm starts jobs in
-// the policy's order (design §8). It never starts, cancels or changes a job
+// the policy's order (design §9, docs/design.md). It never starts, cancels or changes a job
 // other than through priority, required nodes, a per-node GPU count and,
 // on giveback, hold + release.
 //

@@ -44,7 +44,7 @@ type Sidecar struct {
 	dirty    bool
 	// regroups holds the recurrence groups (predictor.GroupKey) of the
 	// jobs accounting reported finished this cycle: their waiting jobs are
-	// predicted again (design §5b.3).
+	// predicted again (design §5.3).
 	regroups map[string]bool
 
 	labels []uint32

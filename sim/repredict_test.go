@@ -26,7 +26,7 @@ func (l *learning) Predict(j *job.Job) predictor.Estimate {
 func (l *learning) Repredict(j *job.Job, _ float64) predictor.Estimate { return l.Predict(j) }
 func (l *learning) Observe(j *job.Job, _ float64)                      { l.seen[j.Name] = true }
 
-// TestRepredictReordersWaitingJobs checks design §5b.3 through the replay:
+// TestRepredictReordersWaitingJobs checks design §5.3 through the replay:
 // on one GPU, "long" family jobs are predicted 1000 s until the first one
 // finishes after 10 s; its waiting sibling is then predicted 10 s and goes
 // before a 500 s job submitted earlier. With predictions frozen at submit

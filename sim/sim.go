@@ -40,7 +40,7 @@ type Config struct {
 	Progress func(done, total int)
 	// Frozen, when true, keeps every prediction made at submit: waiting
 	// jobs are not predicted again when jobs of their group finish (design
-	// §5b.3; for measuring what re-prediction brings).
+	// §5.3; for measuring what re-prediction brings).
 	Frozen bool
 	// Check, when true, verifies the free-GPU accounting after every event
 	// (slow; for tests).
