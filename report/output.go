@@ -14,7 +14,10 @@ import (
 
 // Report is everything one replay command produces.
 type Report struct {
-	Jobs     int `json:"jobs"`
+	// Workload says what was replayed: the trace file and its format, or
+	// the built-in generator with its parameters.
+	Workload string `json:"workload,omitempty"`
+	Jobs     int    `json:"jobs"`
 	Excluded int `json:"excluded_jobs"`
 	GPUs     int `json:"gpus"`
 	// LowerBound is LB's total JCT and its terms, seconds (sim.LowerBound);
@@ -37,6 +40,9 @@ func New(jobs, excluded, gpus int, lb sim.LowerBound) *Report {
 
 // WriteTable prints the human-readable table.
 func (r *Report) WriteTable(w io.Writer) error {
+	if r.Workload != "" {
+		fmt.Fprintf(w, "workload: %s\n", r.Workload)
+	}
 	fmt.Fprintf(w, "jobs %d (excluded %d larger than the cluster), GPUs %d, lower bound total JCT %s s (virtual SRPT %s, Σ run time %s, mean busy %s; binding %s)\n\n",
 		r.Jobs, r.Excluded, r.GPUs, num(r.LowerBound), num(r.LowerBoundVirtual), num(r.LowerBoundLength),
 		num(r.LowerBoundMeanBusy), r.LowerBoundBinding)

@@ -171,6 +171,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	}
 	lb := sim.ComputeLowerBound(prepared, env.G)
 	rep := report.New(len(prepared), excluded, env.G, lb)
+	rep.Workload = f.describe(c)
 	if excluded > 0 {
 		fmt.Fprintf(stderr, "asrpt replay: %d jobs larger than the cluster's %d GPUs excluded\n", excluded, env.G)
 	}
@@ -325,4 +326,13 @@ func (p *progress) done() {
 	if p.on {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// describe says what the replay runs on, for the report's first line.
+func (f *replayFlags) describe(c *cluster.Cluster) string {
+	if f.tracePath != "" {
+		return fmt.Sprintf("trace %s (format %s) on %d nodes, %d GPUs", f.tracePath, f.format, len(c.Nodes), c.TotalGPUs())
+	}
+	return fmt.Sprintf("built-in generator: %d jobs, seed %d, load %g, on %d nodes, %d GPUs",
+		f.jobs, f.seed, f.load, len(c.Nodes), c.TotalGPUs())
 }
