@@ -18,8 +18,8 @@ type Report struct {
 	// the built-in generator with its parameters.
 	Workload string `json:"workload,omitempty"`
 	Jobs     int    `json:"jobs"`
-	Excluded int `json:"excluded_jobs"`
-	GPUs     int `json:"gpus"`
+	Excluded int    `json:"excluded_jobs"`
+	GPUs     int    `json:"gpus"`
 	// LowerBound is LB's total JCT and its terms, seconds (sim.LowerBound);
 	// LowerBoundBinding names the term that sets it: "virtual", "length"
 	// or "mean_busy".
