@@ -31,16 +31,17 @@ type NamedTrainConfig struct {
 // EvalReport is the result of Evaluate.
 type EvalReport struct {
 	// Jobs is the number of jobs given; Finished of them finished.
-	Jobs, Finished int
+	Jobs     int `json:"jobs"`
+	Finished int `json:"finished"`
 	// Train is the number of training jobs: the first Split of the
 	// finished jobs by submit time that also ended by CutTime.
-	Train int
+	Train int `json:"train"`
 	// Test is the number of test jobs: the finished jobs submitted at or
 	// after CutTime.
-	Test int
+	Test int `json:"test"`
 	// CutTime is the submit time of the first test job, Unix seconds.
-	CutTime    float64 `json:"cut_time"`
-	Predictors []PredictorResult
+	CutTime    float64           `json:"cut_time"`
+	Predictors []PredictorResult `json:"predictors"`
 }
 
 // PredictorResult holds one predictor's errors on the test jobs. Relative

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/asrpt/asrpt/internal/atomicfile"
@@ -71,26 +73,40 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// csvHeader is the column list of WriteCSV, the JSON names of Summary.
-var csvHeader = []string{"policy", "predictor", "jobs", "total_jct_s", "avg_jct_s", "p50_jct_s", "p95_jct_s",
-	"p99_jct_s", "avg_wait_s", "p99_wait_s", "makespan_s", "utilization", "avg_slowdown", "ratio_to_lb",
-	"pred_mae_s", "pred_within_25pct", "fairness_jain", "preemptions", "events", "wall_s", "events_per_s",
-	"lower_bound_total_jct_s"}
+// csvColumns returns WriteCSV's columns: every field of Summary under its
+// JSON name, in field order, then the report's lower bound. The CSV is
+// derived from the same fields as the JSON, so neither can drop one.
+func csvColumns() []string {
+	t := reflect.TypeOf(Summary{})
+	cols := make([]string, 0, t.NumField()+1)
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		cols = append(cols, name)
+	}
+	return append(cols, "lower_bound_total_jct_s")
+}
 
-// WriteCSV writes one row per policy.
+// WriteCSV writes one row per policy, with the columns of csvColumns.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	if err := cw.Write(csvColumns()); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 	for _, s := range r.Policies {
-		row := []string{s.Policy, s.Predictor, strconv.Itoa(s.Jobs), f(s.TotalJCT), f(s.AvgJCT), f(s.P50JCT),
-			f(s.P95JCT), f(s.P99JCT), f(s.AvgWait), f(s.P99Wait), f(s.Makespan), f(s.Utilization),
-			f(s.AvgSlowdown), f(s.RatioToLB), f(s.PredMAE), f(s.PredWithin25), f(s.Fairness),
-			strconv.Itoa(s.Preemptions), strconv.Itoa(s.Events), f(s.WallSeconds), f(s.EventsPerSecond),
-			f(r.LowerBound)}
-		if err := cw.Write(row); err != nil {
+		v := reflect.ValueOf(s)
+		row := make([]string, 0, v.NumField()+1)
+		for i := range v.NumField() {
+			switch fv := v.Field(i); fv.Kind() {
+			case reflect.Float64:
+				row = append(row, f(fv.Float()))
+			case reflect.Int:
+				row = append(row, strconv.FormatInt(fv.Int(), 10))
+			default:
+				row = append(row, fmt.Sprint(fv.Interface()))
+			}
+		}
+		if err := cw.Write(append(row, f(r.LowerBound))); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,6 +96,25 @@ func TestWriters(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(cs.String()), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[1], "asrpt,mean,3,340,") {
 		t.Errorf("CSV:\n%s", cs.String())
+	}
+	// Every key of a policy's JSON is a CSV column, and the other way round
+	// (but for the report's lower bound).
+	var doc struct {
+		Policies []map[string]any `json:"policies"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || len(doc.Policies) != 1 {
+		t.Fatalf("JSON: %v", err)
+	}
+	header := strings.Split(lines[0], ",")
+	for k := range doc.Policies[0] {
+		if !slices.Contains(header, k) {
+			t.Errorf("JSON key %s is not a CSV column: %v", k, header)
+		}
+	}
+	for _, c := range header[:len(header)-1] {
+		if _, ok := doc.Policies[0][c]; !ok && c != "trainings" && c != "train_s" {
+			t.Errorf("CSV column %s is not a JSON key", c)
+		}
 	}
 }
 

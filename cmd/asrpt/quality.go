@@ -47,7 +47,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
 	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean or forest")
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
-	fs.Float64Var(&retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
+	retrainEvery = predictor.DefaultConfig().RetrainEvery
+	fs.Var(secondsFlag{&retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.StringVar(&candidate, "candidate", quality.DefaultCandidate, "policy the summary judges against the others")
 	fs.StringVar(&preempt, "preemptive", quality.DefaultPreemptive, "preemptive policy the summary keeps out of the baselines")
 	fs.StringVar(&jsonPath, "json", "", "write the whole result as JSON to `file`")

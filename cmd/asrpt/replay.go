@@ -84,7 +84,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&f.params.Reservations, "reservations", f.params.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K; 0: none)")
 	fs.StringVar(&f.rank, "rank", f.params.Rank.String(), "prediction that orders waiting jobs: median or expected")
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
-	fs.Float64Var(&f.retrainEvery, "retrain-every", predictor.DefaultConfig().RetrainEvery, "simulated seconds between two trainings of the online forest")
+	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
+	fs.Var(secondsFlag{&f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.IntVar(&f.parallel, "parallel", min(runtime.GOMAXPROCS(0), maxParallel), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	if err := parseFlags(fs, args); err != nil {
