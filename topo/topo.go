@@ -6,8 +6,10 @@
 //
 // The NVML code needs cgo (github.com/NVIDIA/go-nvml loads
 // libnvidia-ml.so.1 at run time). Built without cgo, Probe returns
-// ErrNotBuilt; on a machine without the NVIDIA driver it returns
-// ErrNoLibrary. Everything else in this package is pure Go.
+// ErrNotBuilt, and ProbeSMI reads the same facts from nvidia-smi's
+// --query-gpu and topo -m instead (asrpt topo falls back to it); on a
+// machine without the NVIDIA driver Probe returns ErrNoLibrary. Everything
+// else in this package is pure Go.
 package topo
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -140,8 +141,12 @@ func TestTopoCommand(t *testing.T) {
 func TestTopoCommandProbeError(t *testing.T) {
 	saved := probeTopology
 	t.Cleanup(func() { probeTopology = saved })
-	for _, want := range []error{topo.ErrNoLibrary, topo.ErrNotBuilt} {
-		probeTopology = func(string) (*topo.Topology, error) { return nil, want }
+	savedSMI := runSMI
+	t.Cleanup(func() { runSMI = savedSMI })
+	runSMI = func(context.Context, ...string) ([]byte, error) { return nil, topo.ErrNoSMI }
+	// Without NVML built in, the nvidia-smi fallback reports why it failed.
+	for probeErr, want := range map[error]error{topo.ErrNoLibrary: topo.ErrNoLibrary, topo.ErrNotBuilt: topo.ErrNoSMI} {
+		probeTopology = func(string) (*topo.Topology, error) { return nil, probeErr }
 		var stdout, stderr bytes.Buffer
 		if code := run([]string{"topo", "--node", "x"}, &stdout, &stderr); code != 1 {
 			t.Errorf("exit %d, want 1", code)
@@ -155,5 +160,33 @@ func TestTopoCommandProbeError(t *testing.T) {
 	probeTopology = saved
 	if _, err := probeTopology("x"); err != nil && !errors.Is(err, topo.ErrNoLibrary) && !errors.Is(err, topo.ErrNotBuilt) {
 		t.Logf("probe on this machine: %v", err)
+	}
+}
+
+// TestTopoWithoutCgo: a binary without NVML asks nvidia-smi, and prints
+// the same report from its answers.
+func TestTopoWithoutCgo(t *testing.T) {
+	savedProbe, savedSMI := probeTopology, runSMI
+	t.Cleanup(func() { probeTopology, runSMI = savedProbe, savedSMI })
+	probeTopology = func(string) (*topo.Topology, error) { return nil, topo.ErrNotBuilt }
+	runSMI = func(_ context.Context, args ...string) ([]byte, error) {
+		file := "nvswitch8-topo.txt"
+		if strings.HasPrefix(args[0], "--query-gpu=") {
+			file = "nvswitch8-query.csv"
+		}
+		return os.ReadFile(filepath.Join("..", "..", "topo", "testdata", "smi", file))
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"topo", "--node", "gpu07", "--json"}, &out, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	top, err := topo.ReadJSON(&out, "topo --json")
+	if err != nil || top.Node != "gpu07" || len(top.GPUs) != 8 || top.Links[1][6] != 12 {
+		t.Fatalf("%v %+v", err, top)
+	}
+	runSMI = func(context.Context, ...string) ([]byte, error) { return nil, topo.ErrNoSMI }
+	errb.Reset()
+	if rc := run([]string{"topo"}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "nvidia-smi not found") {
+		t.Errorf("without nvidia-smi: rc %d: %s", rc, errb.String())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,9 @@ func init() {
 
 // probeTopology is topo.Probe; tests replace it.
 var probeTopology = topo.Probe
+
+// runSMI is topo.RunSMI; tests replace it.
+var runSMI topo.SMIRunner = topo.RunSMI
 
 func runTopo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("topo", stderr)
@@ -35,6 +39,14 @@ func runTopo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		name, _, _ = strings.Cut(h, ".")
 	}
 	t, err := probeTopology(name)
+	if errors.Is(err, topo.ErrNotBuilt) {
+		// A binary built without cgo (the static one contrib installs)
+		// asks nvidia-smi instead of NVML.
+		t, err = topo.ProbeSMI(ctx, runSMI, name)
+		if errors.Is(err, topo.ErrNoSMI) {
+			return fmt.Errorf("%w; this asrpt has no NVML either (built with CGO_ENABLED=0)", err)
+		}
+	}
 	if err != nil {
 		return err
 	}
