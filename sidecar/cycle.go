@@ -100,8 +100,10 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		if err := writeState(s.cfg.StateFile, s.stateToSave()); err != nil {
 			s.m.stateErrors.Inc()
 			s.incident("state", err)
+			s.stateBroken.Store(err.Error())
 		} else {
 			s.dirty = false
+			s.stateBroken.Store("")
 		}
 	}
 	s.closeIncidents()

@@ -125,9 +125,10 @@ func newMetrics() *metrics {
 // Registry returns the registry holding the sidecar's metrics.
 func (s *Sidecar) Registry() *prometheus.Registry { return s.m.reg }
 
-// Handler serves /metrics and /healthz. /healthz answers 200 while the last
-// successful cycle is at most three intervals old (or the first cycle has
-// not had time to run), 503 otherwise.
+// Handler serves /metrics, /status and /healthz. /healthz answers 200
+// while the last successful cycle is at most three intervals old (or the
+// first cycle has not had time to run) and the state file was saved, 503
+// with the reason otherwise.
 func (s *Sidecar) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
@@ -139,6 +140,11 @@ func (s *Sidecar) Handler() http.Handler {
 		}
 		if time.Since(last) > 3*s.interval() {
 			http.Error(w, "no successful cycle since "+last.UTC().Format(time.RFC3339), http.StatusServiceUnavailable)
+			return
+		}
+		if why, _ := s.stateBroken.Load().(string); why != "" {
+			// The sidecar runs, but a restart would lose what it knows.
+			http.Error(w, "the state file cannot be saved: "+why, http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
@@ -157,6 +163,9 @@ type health struct {
 	// intervalNs is cfg.Interval, readable from other goroutines (a
 	// reload changes it).
 	intervalNs atomic.Int64
+	// stateBroken is why the state file could not be saved by the last
+	// cycle that tried ("" when it was saved).
+	stateBroken atomic.Value
 }
 
 // interval is the cycle interval, safe from any goroutine.

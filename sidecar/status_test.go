@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -60,5 +62,34 @@ func TestStatus(t *testing.T) {
 	h.cycle(t0.Add(3 * h.cfg.Interval))
 	if st = getStatus(t, h.s); !st.SlurmrestdUp || testutil.ToFloat64(h.s.m.slurmUp) != 1 {
 		t.Errorf("after recovery: %+v", st)
+	}
+}
+
+// TestHealthzStateFile: /healthz turns 503, with the reason, while the
+// state file cannot be saved, and back to 200 once it is.
+func TestHealthzStateFile(t *testing.T) {
+	h := newHarness(t, 1, 4, true, nil)
+	health := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	h.fake.Submit(pend("1", "mid", 1, t0))
+	h.cycle(t0)
+	if code, body := health(); code != 200 {
+		t.Fatalf("healthy: %d %q", code, body)
+	}
+	good := h.s.cfg.StateFile
+	h.s.cfg.StateFile = "/dev/null/state.json" // its directory is not one
+	h.fake.Submit(pend("2", "mid", 1, t0))
+	h.cycle(t0.Add(time.Second))
+	if code, body := health(); code != 503 || !strings.Contains(body, "the state file cannot be saved") {
+		t.Errorf("state file unsaveable: %d %q", code, body)
+	}
+	h.s.cfg.StateFile = good
+	h.fake.Submit(pend("3", "mid", 1, t0))
+	h.cycle(t0.Add(2 * time.Second))
+	if code, body := health(); code != 200 {
+		t.Errorf("saved again: %d %q", code, body)
 	}
 }
