@@ -216,6 +216,14 @@ func TestCheckOnline(t *testing.T) {
 	}
 	good := filepath.Join(dir, "good.jwt")
 	bad := filepath.Join(dir, "bad.jwt")
+	user := filepath.Join(dir, "user.jwt") // a user without AdminLevel
+	utok, err := lab.MintToken("alice", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, []byte(utok), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(good, []byte(tok), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +241,8 @@ func TestCheckOnline(t *testing.T) {
 		ok                      bool
 		want                    []string
 	}{
-		{"good", lab.URL, good, filepath.Join(dir, "state.json"), true, []string{"slurmrestd: Slurm " + lab.Release, "token: user ", "writable"}},
+		{"good", lab.URL, good, filepath.Join(dir, "state.json"), true, []string{"slurmrestd: Slurm " + lab.Release, "token: user ", "writable", "may update other users' jobs"}},
+		{"no admin level", lab.URL, user, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: alice has AdminLevel=None and may not change other users' jobs"}},
 		{"nothing listening", closed, good, filepath.Join(dir, "state.json"), false, []string{"slurm.url: ", "cannot reach slurmrestd at " + closed}},
 		{"garbage token", lab.URL, bad, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: ", "refused the token in " + bad}},
 		{"state directory not writable", lab.URL, good, "/proc/asrpt-state.json", false, []string{"sidecar.state_file: the state directory /proc is not writable"}},

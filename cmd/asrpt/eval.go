@@ -71,10 +71,12 @@ func readHistory(path, format string) ([]job.Job, error) {
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stderr)
-	history := fs.String("history", "", "accounting history `file`")
+	history := fs.String("trace", "", "accounting history `file` (a trace in --format)")
+	fs.StringVar(history, "history", "", "the same as --trace")
 	format := fs.String("format", "native", "history format: native, sacct or helios")
 	split := fs.Float64("split", 0.8, "share of finished jobs, in submit order, used for training")
-	jsonOut := fs.String("json", "", "also write the report as JSON to `file`")
+	jsonOut := fs.String("out", "", "also write the report as JSON to `file` (all or nothing)")
+	asJSON := fs.Bool("json", false, "print the report as JSON on stdout instead of the text")
 	variants := fs.Bool("variants", false, "also evaluate forest variants: mean-of-log leaves, no failures in training, 80th percentile")
 	ff := addForestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -105,20 +107,24 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteText(stdout); err != nil {
+	for i := range rep.Predictors {
+		for k := range rep.Predictors[i].Histogram {
+			b := &rep.Predictors[i].Histogram[k]
+			b.Hi = math.Min(b.Hi, 1e308) // JSON has no infinity
+		}
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	if *asJSON {
+		if _, err := stdout.Write(append(data, '\n')); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(stdout); err != nil {
 		return err
 	}
 	if *jsonOut != "" {
-		for i := range rep.Predictors {
-			for k := range rep.Predictors[i].Histogram {
-				b := &rep.Predictors[i].Histogram[k]
-				b.Hi = math.Min(b.Hi, 1e308)
-			}
-		}
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return fmt.Errorf("json: %w", err)
-		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}

@@ -45,7 +45,7 @@ func TestInterruptedCommandsWriteNothing(t *testing.T) {
 			return runTrain(ctx, []string{"--history", hist, "-o", model}, &bytes.Buffer{}, &bytes.Buffer{})
 		},
 		"eval": func() error {
-			return runEval(ctx, []string{"--history", hist, "--json", js}, &bytes.Buffer{}, &bytes.Buffer{})
+			return runEval(ctx, []string{"--trace", hist, "--out", js}, &bytes.Buffer{}, &bytes.Buffer{})
 		},
 		"conf": func() error {
 			return runConf(ctx, []string{"check", "--dir", dir}, &bytes.Buffer{}, &bytes.Buffer{})

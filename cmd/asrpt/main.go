@@ -110,6 +110,10 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() > 0 {
+		// --json prints JSON on stdout everywhere; a file is --out.
+		if i := len(args) - fs.NArg(); i > 0 && (args[i-1] == "--json" || args[i-1] == "-json") && fs.Lookup("out") != nil {
+			return fmt.Errorf("%w: --json takes no file (it prints JSON on stdout): write %q with --out", errUsage, fs.Arg(0))
+		}
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil

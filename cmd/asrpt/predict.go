@@ -20,7 +20,8 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	model := fs.String("model", "", "model `file` written by asrpt train")
 	jobsPath := fs.String("jobs", "", "trace `file` of the jobs to predict")
 	format := fs.String("format", "native", "format of -jobs and -history: native, sacct or helios")
-	history := fs.String("history", "", "optional extra history `file` of earlier jobs")
+	history := fs.String("trace", "", "optional extra history `file` of earlier jobs")
+	fs.StringVar(history, "history", "", "the same as --trace")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		tracesDir, policies, cases   string
 		predName, candidate, preempt string
 		jsonPath, unseen             string
+		asJSON                       bool
 		seed                         int64
 		parallel                     int
 		retrainEvery                 float64
@@ -51,7 +52,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Var(secondsFlag{&retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.StringVar(&candidate, "candidate", quality.DefaultCandidate, "policy the summary judges against the others")
 	fs.StringVar(&preempt, "preemptive", quality.DefaultPreemptive, "preemptive policy the summary keeps out of the baselines")
-	fs.StringVar(&jsonPath, "json", "", "write the whole result as JSON to `file`")
+	fs.StringVar(&jsonPath, "out", "", "write the whole result as JSON to `file` (all or nothing)")
+	fs.BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout instead of the table")
 	fs.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "replays run at once")
 	fs.Float64Var(&params.CommHeavy, "comm-heavy", params.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
 	fs.Float64Var(&params.Tau, "tau", params.Tau, "A-SRPT delay factor τ for communication-heavy jobs")
@@ -130,7 +132,11 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	res.Skipped = skipped
-	if err := res.WriteTable(stdout); err != nil {
+	show := res.WriteTable
+	if asJSON {
+		show = res.WriteJSON
+	}
+	if err := show(stdout); err != nil {
 		return err
 	}
 	if jsonPath != "" {

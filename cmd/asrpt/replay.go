@@ -49,6 +49,7 @@ type replayFlags struct {
 	jobs              int
 	load              float64
 	jsonPath, csvPath string
+	asJSON            bool
 	plotDir           string
 	params            policy.Params
 	unseen            string
@@ -73,7 +74,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the generated workload and of the predictor")
 	fs.IntVar(&f.jobs, "jobs", defaultJobs, "jobs in the generated workload (without --trace)")
 	fs.Float64Var(&f.load, "load", trace.DefaultGenConfig().Load, "offered load of the generated workload, as a share of the cluster's GPUs")
-	fs.StringVar(&f.jsonPath, "json", "", "write the results as JSON to `file`")
+	fs.StringVar(&f.jsonPath, "out", "", "write the results as JSON to `file` (all or nothing)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout instead of the table")
 	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
 	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
 	fs.Float64Var(&f.params.CommHeavy, "comm-heavy", f.params.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
@@ -224,7 +226,11 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		return err
 	}
 	rep.Policies = summaries
-	if err := rep.WriteTable(stdout); err != nil {
+	show := rep.WriteTable
+	if f.asJSON {
+		show = rep.WriteJSON
+	}
+	if err := show(stdout); err != nil {
 		return err
 	}
 	// The output files are written all or nothing: a failure in any of

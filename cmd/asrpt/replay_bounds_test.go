@@ -40,6 +40,7 @@ func TestReplayFlagsRefused(t *testing.T) {
 		{[]string{"--parallel", "99999999999"}, "--parallel 99999999999: want 1..1024"},
 		{[]string{"--unseen", "sometimes"}, "sometimes"},
 		{[]string{"--rank", "mean"}, "mean"},
+		{[]string{"--json", "r.json"}, `--json takes no file (it prints JSON on stdout): write "r.json" with --out`},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestReplayHugeValues(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
 			code := run([]string{"replay", "--trace", p, "--format", tc.format, "--nodes", "1", "--gpus-per-node", "8",
-				"--policies", "fifo,backfill,easypp,las,asrpt", "--predictor", "mean", "--json", out}, &stdout, &stderr)
+				"--policies", "fifo,backfill,easypp,las,asrpt", "--predictor", "mean", "--out", out}, &stdout, &stderr)
 			if code != tc.code || !strings.Contains(stderr.String()+stdout.String(), tc.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d mentioning %q", code, stdout.String(), stderr.String(), tc.code, tc.want)
 			}
@@ -144,7 +145,7 @@ func TestReplayOutputsAllOrNothing(t *testing.T) {
 	js, csv := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"replay", "--jobs", "50", "--nodes", "2", "--gpus-per-node", "8", "--policies", "fifo",
-		"--progress", "never", "--json", js, "--csv", csv, "--plots", plots}, &stdout, &stderr)
+		"--progress", "never", "--out", js, "--csv", csv, "--plots", plots}, &stdout, &stderr)
 	if code == 0 {
 		t.Fatalf("replay with a file as plot directory succeeded:\n%s", stdout.String())
 	}
@@ -153,7 +154,7 @@ func TestReplayOutputsAllOrNothing(t *testing.T) {
 		t.Errorf("files left after the failed replay: %v", entries)
 	}
 	if code := run([]string{"replay", "--jobs", "50", "--nodes", "2", "--gpus-per-node", "8", "--policies", "fifo",
-		"--progress", "never", "--json", js, "--csv", csv, "--plots", filepath.Join(dir, "p")}, &stdout, &stderr); code != 0 {
+		"--progress", "never", "--out", js, "--csv", csv, "--plots", filepath.Join(dir, "p")}, &stdout, &stderr); code != 0 {
 		t.Fatalf("replay: %s", stderr.String())
 	}
 	for _, p := range []string{js, csv, filepath.Join(dir, "p", "jct-cdf.svg"), filepath.Join(dir, "p", "queue.svg")} {

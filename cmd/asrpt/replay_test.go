@@ -25,7 +25,7 @@ func TestReplayJSON(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"replay", "--jobs", "300", "--nodes", "4", "--gpus-per-node", "8",
-		"--policies", "fifo,asrpt,asrpt-oracle,las", "--json", out, "--csv", out + ".csv",
+		"--policies", "fifo,asrpt,asrpt-oracle,las", "--out", out, "--csv", out + ".csv",
 		"--plots", filepath.Join(t.TempDir(), "plots")}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -88,7 +88,7 @@ func TestReplayBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := writeTrace(t, tc.trace)
 			out := filepath.Join(t.TempDir(), "out.json")
-			args := append([]string{"replay", "--trace", p, "--nodes", "2", "--gpus-per-node", "8", "--json", out}, tc.args...)
+			args := append([]string{"replay", "--trace", p, "--nodes", "2", "--gpus-per-node", "8", "--out", out}, tc.args...)
 			var stdout, stderr bytes.Buffer
 			code := run(args, &stdout, &stderr)
 			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
@@ -124,7 +124,7 @@ func TestReplaySlurmConf(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"replay", "--slurm-conf", "../../slurmconf/testdata/clusters/lab", "--jobs", "100",
-		"--policies", "asrpt", "--json", out}, &stdout, &stderr)
+		"--policies", "asrpt", "--out", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -77,7 +77,7 @@ func TestJSONSchemas(t *testing.T) {
 			out := filepath.Join(dir, "replay.json")
 			var so, se bytes.Buffer
 			if rc := run([]string{"replay", "--trace", trace, "--nodes", "4", "--gpus-per-node", "8", "--policies", "fifo,asrpt,asrpt-oracle",
-				"--predictor", "mean", "--progress", "never", "--json", out}, &so, &se); rc != 0 {
+				"--predictor", "mean", "--progress", "never", "--out", out}, &so, &se); rc != 0 {
 				t.Fatalf("replay: %s", se.String())
 			}
 			b, _ := os.ReadFile(out)
@@ -86,7 +86,7 @@ func TestJSONSchemas(t *testing.T) {
 		"eval": func() []byte {
 			out := filepath.Join(dir, "eval.json")
 			var so, se bytes.Buffer
-			if rc := run([]string{"eval", "--history", trace, "--trees", "5", "--json", out}, &so, &se); rc != 0 {
+			if rc := run([]string{"eval", "--history", trace, "--trees", "5", "--out", out}, &so, &se); rc != 0 {
 				t.Fatalf("eval: %s", se.String())
 			}
 			b, _ := os.ReadFile(out)

@@ -346,6 +346,23 @@ func checkOnline(ctx context.Context, cfg sidecar.Config, path string, stdout io
 		} else {
 			fmt.Fprintf(stdout, "%s: slurmrestd: %d pending or running jobs\n", path, len(jobs))
 		}
+		if al, ok := client.(slurmclient.AdminLeveler); ok {
+			who := al.Identity()
+			key := "slurm.user"
+			if cfg.Slurm.User == "" {
+				key = "slurm.token_file"
+			}
+			switch lvl, err := al.AdminLevel(cctx, who); {
+			case who == "":
+				fmt.Fprintf(stdout, "%s: identity: slurmrestd's own user (unix socket)\n", path)
+			case err != nil:
+				problem(key, "the administrator level of %s: %v", who, err)
+			case strings.Contains(lvl, "Operator") || strings.Contains(lvl, "Administrator"):
+				fmt.Fprintf(stdout, "%s: identity: %s, AdminLevel=%s: may update other users' jobs\n", path, who, lvl)
+			default:
+				problem(key, "%s has AdminLevel=%s and may not change other users' jobs: sacctmgr modify user %s set adminlevel=Operator", who, lvl, who)
+			}
+		}
 	}
 	dir := filepath.Dir(cfg.StateFile)
 	if f, err := os.CreateTemp(dir, ".asrpt-check-*"); err != nil {

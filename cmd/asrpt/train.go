@@ -15,15 +15,17 @@ func init() {
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("train", stderr)
-	history := fs.String("history", "", "accounting history `file`")
+	history := fs.String("trace", "", "accounting history `file` (a trace in --format)")
+	fs.StringVar(history, "history", "", "the same as --trace")
 	format := fs.String("format", "native", "history format: native, sacct or helios")
-	out := fs.String("o", "", "model `file` to write")
+	out := fs.String("out", "", "model `file` to write")
+	fs.StringVar(out, "o", "", "the same as --out")
 	ff := addForestFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("%w: --o model file is required", errUsage)
+		return fmt.Errorf("%w: --out model file is required", errUsage)
 	}
 	cfg, err := ff.config()
 	if err != nil {

@@ -44,7 +44,7 @@ for pred in mean forest; do
 		trace="$dir/gen-$n.csv"
 		[ -s "$trace" ] || "$bin" gen --jobs "$n" --nodes 1000 --gpus-per-node 8 --seed 1 --out "$trace"
 		/usr/bin/time -f '%e %M' -o "$dir/time" "$bin" replay --trace "$trace" --nodes 1000 --gpus-per-node 8 \
-			--policies asrpt --predictor "$pred" --parallel 1 --progress never --json "$dir/out.json" >/dev/null
+			--policies asrpt --predictor "$pred" --parallel 1 --progress never --out "$dir/out.json" >/dev/null
 		read -r wall rss <"$dir/time"
 		eps=$(sed -n 's/.*"events_per_s": \([0-9.e+]*\).*/\1/p' "$dir/out.json" | head -1)
 		awk -v n="$n" -v w="$wall" -v r="$rss" -v e="$eps" \

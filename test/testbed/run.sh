@@ -231,7 +231,7 @@ awk -F'\t' 'BEGIN { print "id,submit,user,name,gpus,run_time,time_limit" }
 	!/^#/ && NF >= 5 { k = NF >= 6 && $6 != "-" ? $6 + 0 : 1
 	  for (i = 0; i < k; i++) printf "%d,%s,%s,%s,%d,%s,300\n", ++n, $1, $2, $3, $4, $5 }' "$WL" >"$OUT/workload.csv"
 "$ASRPT" replay --trace "$OUT/workload.csv" --nodes "$SLURMLAB_NODES" --gpus-per-node "$SLURMLAB_GPUS_PER_NODE" \
-	--policies backfill,asrpt,asrpt-oracle --predictor mean --progress never --json "$OUT/replay.json" \
+	--policies backfill,asrpt,asrpt-oracle --predictor mean --progress never --out "$OUT/replay.json" \
 	>"$OUT/replay.txt" 2>&1 || fail "asrpt replay (see $OUT/replay.txt)"
 cat "$OUT/replay.txt"
 
