@@ -5,7 +5,10 @@
 # exit with the tests' status (non-zero as well when a lab failed to start).
 #
 # Tunables: SLURMLAB_LABS (default "22.05 24.11 26.05"), SLURMLAB_KEEP=1
-# (leave the labs up), GOTESTFLAGS (extra flags for go test, e.g. -v or -run X).
+# (leave the labs up), GOTESTFLAGS (extra flags for go test, e.g. -v or -run X),
+# SLURMLAB_SQUAT (default "24.11:7820": while the labs come up, a process of
+# this script holds that lab's default REST port, so that the lab has to move
+# to free ports as on a host where its own are taken; "" for none).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit
 ROOT=$PWD
@@ -28,6 +31,7 @@ cleanup() {
 	for v in "${!pid[@]}"; do
 		kill -TERM -- "-${pid[$v]}" 2>/dev/null && wait "${pid[$v]}" 2>/dev/null
 	done
+	[[ -n ${squat_pid:-} ]] && kill "$squat_pid" 2>/dev/null
 	if [[ ${SLURMLAB_KEEP:-0} == 1 ]]; then
 		say "SLURMLAB_KEEP=1: leaving labs up: ${LABS[*]}"
 	elif ((${#started[@]})); then
@@ -51,6 +55,18 @@ for v in "${LABS[@]}"; do
 	fi
 done
 
+# Hold one lab's default port while the labs come up (a lab this run
+# starts, on a port nothing else holds): that lab must move.
+squat_pid=""
+squat=${SLURMLAB_SQUAT-24.11:7820}
+if [[ -n $squat && " ${started[*]} " == *" ${squat%%:*} "* ]] && ! (exec 3<>"/dev/tcp/127.0.0.1/${squat#*:}") 2>/dev/null; then
+	go build -o "$LOGS/squat" ./test/slurmlab/squat || { say "building the port squatter failed"; exit 1; }
+	coproc SQUAT { exec "$LOGS/squat" "${squat#*:}"; }
+	squat_pid=$SQUAT_PID
+	read -r -t 10 line <&"${SQUAT[0]}" && [[ $line == listening ]] || { say "the port squatter did not start"; exit 1; }
+	say "holding port ${squat#*:} while lab ${squat%%:*} comes up: it must move to free ports"
+fi
+
 say "bringing up labs: ${LABS[*]} (logs in $LOGS)"
 t0=$(date +%s)
 for v in "${LABS[@]}"; do
@@ -71,6 +87,12 @@ for v in "${LABS[@]}"; do
 	fi
 done
 say "labs up in $(($(date +%s) - t0)) s"
+if [[ -n $squat_pid ]]; then
+	kill "$squat_pid" 2>/dev/null
+	wait "$squat_pid" 2>/dev/null
+	grep -q "default ports are taken" "$LOGS/up-${squat%%:*}.log" ||
+		{ say "lab ${squat%%:*} did not move off the held port ${squat#*:}"; up_failed=1; }
+fi
 
 # Export every lab's env under a per-lab prefix (SLURMLAB_24_11_URL, …); the
 # Go tests read the env files themselves (package test/slurmlab).
