@@ -3,11 +3,11 @@ package sidecar
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -109,22 +109,7 @@ func TestDecideGolden(t *testing.T) {
 				fmt.Fprintf(&b, "%d job %s %s gpus=%d stage=%s band=%s nodes=%s profile=%s/%s heavy=%v note=%q problem=%q\n",
 					r.Rank, r.JobID, r.Name, r.GPUs, r.Stage, band, nodes, r.Profile, r.ProfileSource, r.Heavy, r.Note, r.ProfileProblem)
 			}
-			path := filepath.Join("testdata", "decide", tc.name+".txt")
-			if *updateDecide {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("decisions differ from %s:\n got:\n%s\nwant:\n%s", path, b.String(), want)
-			}
+			golden.Check(t, filepath.Join("testdata", "decide", tc.name+".txt"), []byte(b.String()), *updateDecide)
 		})
 	}
 }

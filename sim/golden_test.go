@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
@@ -96,41 +96,7 @@ func TestGoldenSchedules(t *testing.T) {
 					fmt.Fprintf(&buf, "total JCT %.1f\n", total)
 				}
 			}
-			path := filepath.Join("testdata", "golden", tr.name+".txt")
-			if *updateGolden {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got := buf.String(); got != string(want) {
-				t.Errorf("schedules differ from %s (-update after a deliberate change):\n%s", path, lineDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", tr.name+".txt"), buf.Bytes(), *updateGolden)
 		})
 	}
-}
-
-// lineDiff lists the lines that differ, with their line numbers.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "%d:\n- %s\n+ %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
 }

@@ -44,12 +44,18 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
-func TestDaemon(t *testing.T) {
+// daemonLab is the lab these tests use: the first of SLURMLAB_LABS, else
+// 22.05.
+func daemonLab(t *testing.T) *slurmlab.Lab {
 	v := "22.05"
 	if s := strings.Fields(os.Getenv("SLURMLAB_LABS")); len(s) > 0 {
 		v = s[0]
 	}
-	lab := slurmlab.Require(t, v)
+	return slurmlab.Require(t, v)
+}
+
+func TestDaemon(t *testing.T) {
+	lab := daemonLab(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "asrpt")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -204,11 +210,7 @@ func TestDaemon(t *testing.T) {
 // the release and the token, and names the setting at fault for a wrong
 // URL, a garbage token and a state directory that cannot be written.
 func TestCheckOnline(t *testing.T) {
-	v := "22.05"
-	if s := strings.Fields(os.Getenv("SLURMLAB_LABS")); len(s) > 0 {
-		v = s[0]
-	}
-	lab := slurmlab.Require(t, v)
+	lab := daemonLab(t)
 	dir := t.TempDir()
 	tok, err := lab.Token()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -32,19 +33,7 @@ func TestWritePlanGolden(t *testing.T) {
 	if err := writePlan(&buf, rows); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "plan.golden")
-	if *updatePlan {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("plan table:\n%s\nwant:\n%s", buf.String(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "plan.golden"), buf.Bytes(), *updatePlan)
 }
 
 func TestSidecarCheck(t *testing.T) {

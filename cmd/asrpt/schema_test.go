@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/internal/buildinfo"
+	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -117,23 +117,7 @@ func TestJSONSchemas(t *testing.T) {
 					}
 				}
 			}
-			got := strings.Join(paths, "\n") + "\n"
-			path := filepath.Join("testdata", "schema", name+".txt")
-			if *updateSchema {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update-schema)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s: key paths differ from %s:\n%s", name, path, diffLines(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "schema", name+".txt"), []byte(strings.Join(paths, "\n")+"\n"), *updateSchema)
 		})
 	}
 }
@@ -142,25 +126,4 @@ func TestJSONSchemas(t *testing.T) {
 // with their -oracle suffix.
 func dataKey(output, key string) bool {
 	return output == "replay" && regexp.MustCompile(`^[a-z][a-z0-9-]*$`).MatchString(key)
-}
-
-func diffLines(want, got string) string {
-	w := map[string]bool{}
-	for _, l := range strings.Split(want, "\n") {
-		w[l] = true
-	}
-	g := map[string]bool{}
-	var b strings.Builder
-	for _, l := range strings.Split(got, "\n") {
-		g[l] = true
-		if !w[l] {
-			fmt.Fprintf(&b, "+ %s\n", l)
-		}
-	}
-	for _, l := range strings.Split(want, "\n") {
-		if !g[l] {
-			fmt.Fprintf(&b, "- %s\n", l)
-		}
-	}
-	return b.String()
 }

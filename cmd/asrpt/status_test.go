@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -35,19 +36,7 @@ func TestWriteStatusGolden(t *testing.T) {
 	if err := writeStatus(&buf, sampleStatus(now), now); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "status.golden")
-	if *updateStatus {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("status:\n%s\nwant:\n%s", buf.String(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "status.golden"), buf.Bytes(), *updateStatus)
 }
 
 // TestStatusCommand: asrpt status asks the daemon on metrics.listen, prints
