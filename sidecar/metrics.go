@@ -50,6 +50,8 @@ type metrics struct {
 	tokenExpiry prometheus.Gauge
 	// handsOff counts jobs whose priority an admin set.
 	handsOff prometheus.Gauge
+	// own lists the asrpt_* collectors above.
+	own []prometheus.Collector
 }
 
 func newMetrics() *metrics {
@@ -114,11 +116,12 @@ func newMetrics() *metrics {
 		Name: "asrpt_build_info", Help: "The running build: 1, labelled by version, VCS revision and Go release."},
 		[]string{"version", "revision", "go_version"})
 	build.WithLabelValues(bi.Version, bi.Revision, bi.GoVersion).Set(1)
-	m.reg.MustRegister(build)
-	m.reg.MustRegister(m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite, m.failures, m.deferred, m.errors,
-		m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced, m.stateErrors, m.deadlines,
-		m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp, m.tokenExpiry, m.handsOff,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	m.own = []prometheus.Collector{build, m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite,
+		m.failures, m.deferred, m.errors, m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced,
+		m.stateErrors, m.deadlines, m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp,
+		m.tokenExpiry, m.handsOff}
+	m.reg.MustRegister(m.own...)
+	m.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -33,6 +33,7 @@ install -m 0640 contrib/asrpt.toml "$root/etc/asrpt/asrpt.toml"
 install -m 0644 contrib/README.md "$root/usr/share/doc/asrpt/README.md"
 install -m 0644 contrib/setup.md "$root/usr/share/doc/asrpt/setup.md"
 install -m 0644 contrib/asrpt-alerts.yml "$root/usr/share/doc/asrpt/asrpt-alerts.yml"
+install -m 0644 contrib/asrpt-grafana.json "$root/usr/share/doc/asrpt/asrpt-grafana.json"
 install -m 0644 README.md "$root/usr/share/doc/asrpt/README.project.md"
 install -m 0644 contrib/slurm.conf.asrpt "$root/usr/share/asrpt/slurm.conf.asrpt"
 cat >"$root/usr/share/doc/asrpt/copyright" <<COPY
