@@ -93,9 +93,19 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		s.m.deadlines.Inc()
 		s.incident("deadline", err)
 	}
+	// A dry run's report has the whole plan; /plan serves its head.
+	limit := maxServedPlanRows
 	if dry {
-		rep.Plan = s.plan(ds, snap.Jobs)
+		limit = 0
 	}
+	rows := s.plan(ds, snap.Jobs, limit)
+	if dry {
+		rep.Plan = rows
+		if len(rows) > maxServedPlanRows {
+			rows = rows[:maxServedPlanRows]
+		}
+	}
+	s.lastPlan.Store(&ServedPlan{Time: now, DryRun: dry, Rows: rows})
 	if !dry && s.dirty && s.cfg.StateFile != "" {
 		if err := writeState(s.cfg.StateFile, s.stateToSave()); err != nil {
 			s.m.stateErrors.Inc()

@@ -136,6 +136,7 @@ func (s *Sidecar) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status", s.serveStatus)
+	mux.HandleFunc("/plan", s.servePlan)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		last := time.Unix(0, s.lastOK.Load())
 		if s.lastOK.Load() == 0 {

@@ -58,10 +58,14 @@ type PlanRow struct {
 	Heavy    bool    `json:"heavy,omitempty"`
 }
 
-// plan builds the plan rows of ranked, then one row for each pending job
-// of jobs that asrpt leaves alone, with the reason.
-func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job) []PlanRow {
-	rows := make([]PlanRow, len(ds), max(len(ds), len(jobs)))
+// plan builds the plan rows of the decisions, head first, then one row for
+// each pending job of jobs that asrpt leaves alone, with the reason; at
+// most limit rows (0: all).
+func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanRow {
+	if limit > 0 && len(ds) > limit {
+		ds = ds[:limit]
+	}
+	rows := make([]PlanRow, len(ds), max(len(ds), min(len(jobs), max(limit, len(ds)))))
 	inPlan := make(map[string]bool, len(ds))
 	for i, d := range ds {
 		e := d.e
@@ -94,6 +98,9 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job) []PlanRow {
 		rows[i] = r
 	}
 	for i := range jobs {
+		if limit > 0 && len(rows) >= limit {
+			break
+		}
 		sj := &jobs[i]
 		if !sj.Pending() || inPlan[sj.ID] {
 			continue

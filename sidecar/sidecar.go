@@ -59,6 +59,8 @@ type Sidecar struct {
 	reloads <-chan Reload
 	// status is the last published Status (/status).
 	status atomic.Pointer[Status]
+	// lastPlan is the last successful cycle's plan (/plan).
+	lastPlan atomic.Pointer[ServedPlan]
 }
 
 // finishedJob remembers a job that left the queue until accounting reports

@@ -75,6 +75,29 @@ type TokenStatus struct {
 	ExpiresS float64   `json:"expires_in_s,omitempty"`
 }
 
+// ServedPlan is the plan of the daemon's last successful cycle, served on
+// /plan (asrpt plan shows it): the decisions it wrote, not a fresh dry run.
+type ServedPlan struct {
+	Time   time.Time `json:"time"`
+	DryRun bool      `json:"dry_run"`
+	Rows   []PlanRow `json:"rows"`
+}
+
+// maxServedPlanRows bounds the rows /plan serves (the head of the queue
+// first, then the jobs left alone).
+const maxServedPlanRows = 10000
+
+// servePlan answers /plan with the last cycle's plan, 503 before the first.
+func (s *Sidecar) servePlan(w http.ResponseWriter, _ *http.Request) {
+	p := s.lastPlan.Load()
+	if p == nil {
+		http.Error(w, "no cycle has completed yet", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(p)
+}
+
 // maxStatusJobs bounds the jobs listed in a Status.
 const maxStatusJobs = 200
 

@@ -93,3 +93,30 @@ func TestHealthzStateFile(t *testing.T) {
 		t.Errorf("saved again: %d %q", code, body)
 	}
 }
+
+// TestServedPlan: /plan serves the last cycle's decisions, the head of the
+// queue first, also when the cycle wrote them (not a dry run).
+func TestServedPlan(t *testing.T) {
+	h := newHarness(t, 1, 4, true, nil)
+	rec := httptest.NewRecorder()
+	h.s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/plan", nil))
+	if rec.Code != 503 {
+		t.Fatalf("/plan before a cycle: %d", rec.Code)
+	}
+	h.fake.Submit(pend("1", "long", 1, t0))
+	h.fake.Submit(pend("2", "short", 1, t0))
+	h.cycle(t0)
+	rec = httptest.NewRecorder()
+	h.s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/plan", nil))
+	var p ServedPlan
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 200 {
+		t.Fatalf("/plan: %d %v", rec.Code, err)
+	}
+	if p.DryRun || len(p.Rows) != 2 || p.Rows[0].JobID != "2" || p.Rows[0].Rank != 1 || !p.Time.Equal(t0) {
+		t.Errorf("served plan %+v", p)
+	}
+	j, _ := h.fake.Job("2")
+	if p.Rows[0].PriorityNew != j.Priority {
+		t.Errorf("plan says priority %d, Slurm has %d", p.Rows[0].PriorityNew, j.Priority)
+	}
+}

@@ -163,6 +163,11 @@ func TestDaemon(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// asrpt plan shows the daemon's own plan (a cycle has run).
+	if out, err := exec.CommandContext(ctx, bin, "plan", "--config", conf).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "the running sidecar's plan") {
+		t.Errorf("asrpt plan beside the daemon: %v\n%s", err, out)
+	}
 	for _, args := range [][]string{{"sidecar", "--config", conf}, {"giveback", "--config", conf}} {
 		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "state file in use by a running sidecar") {

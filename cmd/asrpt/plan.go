@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,19 +17,37 @@ import (
 )
 
 func init() {
-	register("plan", "show what the sidecar would do now (a one-shot dry run against the live cluster)", runPlan)
+	register("plan", "show the running sidecar's plan of its last cycle, or, without one (or with --fresh), a one-shot dry run against the live cluster", runPlan)
 }
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("plan", stderr)
 	path := fs.String("config", defaultConfigPath, "configuration file (TOML)")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	fresh := fs.Bool("fresh", false, "compute a plan now (a dry run) instead of showing the running sidecar's")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := sidecar.LoadConfig(*path)
 	if err != nil {
 		return err
+	}
+	if !*fresh && cfg.MetricsListen != "" {
+		// The running daemon's own plan, when one answers.
+		if p, err := daemonPlan(ctx, cfg.MetricsListen); err == nil {
+			if *asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(p.Rows)
+			}
+			mode := "writing"
+			if p.DryRun {
+				mode = "dry run"
+			}
+			fmt.Fprintf(stderr, "asrpt plan: the running sidecar's plan of its cycle at %s (%s); --fresh computes one now\n",
+				p.Time.Local().Format(time.RFC3339), mode)
+			return writePlan(stdout, p.Rows)
+		}
 	}
 	cfg.DryRun = true // never writes, never moves the state file aside
 	cfg.LogLevel = "warn"
@@ -122,4 +141,27 @@ func shortDuration(s float64) string {
 		return fmt.Sprintf("%dh%02dm", d/3600, d%3600/60)
 	}
 	return fmt.Sprintf("%dd%02dh", d/86400, d%86400/3600)
+}
+
+// daemonPlan asks the sidecar answering on listen for its last plan.
+func daemonPlan(ctx context.Context, listen string) (*sidecar.ServedPlan, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listen+"/plan", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/plan: %s", resp.Status)
+	}
+	var p sidecar.ServedPlan
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxStatusBody)).Decode(&p); err != nil {
+		return nil, fmt.Errorf("/plan: %w", err)
+	}
+	return &p, nil
 }

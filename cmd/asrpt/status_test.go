@@ -102,3 +102,29 @@ func TestFrontHandler(t *testing.T) {
 		t.Errorf("after start: %d %q", rec.Code, rec.Body.String())
 	}
 }
+
+// TestPlanAsksTheDaemon: asrpt plan shows the running sidecar's plan when
+// one answers on metrics.listen, and says so on stderr.
+func TestPlanAsksTheDaemon(t *testing.T) {
+	plan := sidecar.ServedPlan{Time: time.Now(), Rows: []sidecar.PlanRow{{JobID: "77", User: "u", Name: "n", Shape: "plain", GPUs: 2,
+		Predicted: 60, Known: true, Stage: "released", Rank: 1, PriorityNow: 5, PriorityNew: 5}}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(plan)
+	}))
+	defer srv.Close()
+	conf := filepath.Join(t.TempDir(), "asrpt.toml")
+	body := "[slurm]\nurl = \"unix:///nonexistent.sock\"\nconf_dir = \"/nonexistent\"\n[metrics]\nlisten = \"" + strings.TrimPrefix(srv.URL, "http://") + "\"\n"
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if rc := run([]string{"plan", "--config", conf}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "77") ||
+		!strings.Contains(errb.String(), "the running sidecar's plan") {
+		t.Fatalf("rc %d\n%s%s", rc, out.String(), errb.String())
+	}
+	// --fresh computes one itself: here it cannot (no cluster model).
+	errb.Reset()
+	if rc := run([]string{"plan", "--config", conf, "--fresh"}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "cluster model") {
+		t.Errorf("--fresh: rc %d: %s", rc, errb.String())
+	}
+}
