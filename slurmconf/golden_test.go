@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/asrpt/asrpt/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
@@ -51,47 +52,9 @@ func TestGolden(t *testing.T) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			got := render(t, dir)
-			golden := filepath.Join("testdata", "golden", name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from golden (run with -update after checking):\n%s", name, diffLines(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", name+".golden"), []byte(got), *update)
 		})
 	}
-}
-
-// diffLines reports the first differing lines, enough to see what changed.
-func diffLines(want, got string) string {
-	w := strings.Split(want, "\n")
-	g := strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < max(len(w), len(g)) && shown < 10; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
-			shown++
-		}
-	}
-	return b.String()
 }
 
 // TestGoldenExpectations states, independently of the golden files, the

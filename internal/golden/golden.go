@@ -33,11 +33,16 @@ func Check(t testing.TB, path string, got []byte, update bool) {
 	}
 }
 
-// Diff lists the lines that differ between want and got, by line number.
+// maxDiffLines bounds the differing lines Diff lists.
+const maxDiffLines = 20
+
+// Diff lists the first lines that differ between want and got, by line
+// number (at most 20: enough to see what changed).
 func Diff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
 	var b strings.Builder
-	for i := range max(len(w), len(g)) {
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < maxDiffLines; i++ {
 		var a, c string
 		if i < len(w) {
 			a = w[i]
@@ -47,6 +52,7 @@ func Diff(want, got string) string {
 		}
 		if a != c {
 			fmt.Fprintf(&b, "%d:\n- %s\n+ %s\n", i+1, a, c)
+			shown++
 		}
 	}
 	return b.String()
