@@ -79,6 +79,24 @@ func Split(name string) (base string, oracle bool) {
 	return name, false
 }
 
+// predicting are the policies whose decisions read the run-time
+// predictor's estimates. The others order by submit time or attained
+// service and reserve on time limits (backfill) or on their own history
+// rule (easypp): fifo blocks and wcs-subtime starts any job that fits, so
+// neither reads an estimate.
+var predicting = map[string]bool{"spjf": true, "spwf": true, "wcs-duration": true, "wcs-workload": true,
+	"asrpt-paper": true, "asrpt": true}
+
+// UsesPredictions reports whether policy name's decisions depend on the
+// predictor it runs with: false for the oracle variants (perfect
+// predictions whatever the predictor) and for the policies that never read
+// an estimate. Two replays of such a policy with different predictors give
+// the same schedule.
+func UsesPredictions(name string) bool {
+	base, oracle := Split(name)
+	return !oracle && predicting[base]
+}
+
 // New returns a fresh policy by name (oracle variants are named like their
 // base policy: the oracle is a matter of the predictor the caller uses).
 func New(name string, env *Env) (Policy, error) {

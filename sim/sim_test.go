@@ -269,3 +269,36 @@ func TestCommHeavyWaitsForConsolidation(t *testing.T) {
 		}
 	}
 }
+
+// TestUsesPredictions checks policy.UsesPredictions against replays: a
+// policy it says ignores predictions gives the same schedule with two
+// predictors that disagree (the running means and the time limits); the
+// predicting ones are told apart by at least one of them moving.
+func TestUsesPredictions(t *testing.T) {
+	c := cluster.Uniform(4, 8)
+	jobs := randomJobs(3, 400, c.TotalGPUs())
+	moved := 0
+	for _, name := range allPolicies {
+		run := func(p predictor.Predictor) float64 {
+			r, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0.0
+			for _, j := range r.Jobs {
+				total += j.JCT()
+			}
+			return total
+		}
+		a, b := run(predictor.NewMean()), run(predictor.Limit{})
+		if !policy.UsesPredictions(name) && a != b {
+			t.Errorf("%s: total JCT %v with the running means, %v with the limits: it reads predictions", name, a, b)
+		}
+		if policy.UsesPredictions(name) && a != b {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("no predicting policy's schedule moved with the predictor")
+	}
+}
