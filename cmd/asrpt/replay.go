@@ -52,12 +52,10 @@ type replayFlags struct {
 	asJSON            bool
 	plotDir           string
 	params            policy.Params
-	unseen            string
 	parallel          int
 	retrainEvery      float64
 	progress          string
 	frozen            bool
-	rank              string
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -78,13 +76,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout instead of the table")
 	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
 	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
-	fs.Float64Var(&f.params.CommHeavy, "comm-heavy", f.params.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
-	fs.Float64Var(&f.params.Tau, "tau", f.params.Tau, "A-SRPT delay factor τ for communication-heavy jobs")
-	fs.Float64Var(&f.params.Slack, "slack", f.params.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
-	fs.StringVar(&f.unseen, "unseen", f.params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
-	fs.IntVar(&f.params.Depth, "depth", f.params.Depth, "jobs examined per scheduling pass past the head (0: all)")
-	fs.IntVar(&f.params.Reservations, "reservations", f.params.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K; 0: none)")
-	fs.StringVar(&f.rank, "rank", f.params.Rank.String(), "prediction that orders waiting jobs: median or expected")
+	readParams := policyFlags(fs, &f.params)
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
 	fs.Var(secondsFlag{&f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
@@ -93,13 +85,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	u, err := policy.ParseUnseen(f.unseen)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	f.params.Unseen = u
-	if f.params.Rank, err = policy.ParseRank(f.rank); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := readParams(); err != nil {
+		return err
 	}
 	if err := f.validate(); err != nil {
 		return err

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/asrpt/asrpt/policy"
+)
+
+// policyFlags registers the policy tunables shared by replay and quality
+// on fs, with p's values as defaults, and returns the function to call
+// after parsing: it reads the named values (--unseen, --rank) into p. The
+// caller validates p afterwards (checkParams).
+func policyFlags(fs *flag.FlagSet, p *policy.Params) func() error {
+	fs.Float64Var(&p.CommHeavy, "comm-heavy", p.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
+	fs.Float64Var(&p.Tau, "tau", p.Tau, "A-SRPT delay factor τ for communication-heavy jobs")
+	fs.Float64Var(&p.Slack, "slack", p.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
+	unseen := fs.String("unseen", p.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
+	fs.IntVar(&p.Depth, "depth", p.Depth, "jobs examined per scheduling pass past the head (0: all)")
+	fs.IntVar(&p.Reservations, "reservations", p.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K; 0: none)")
+	rank := fs.String("rank", p.Rank.String(), "prediction that orders waiting jobs: median or expected")
+	return func() error {
+		u, err := policy.ParseUnseen(*unseen)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		p.Unseen = u
+		if p.Rank, err = policy.ParseRank(*rank); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		return nil
+	}
+}
