@@ -23,9 +23,18 @@ type Config struct {
 	Policies []string
 	// Params are the policy tunables.
 	Params policy.Params
-	// NewPredictor returns a fresh predictor for one replay; it is called
-	// once per (case, policy). The oracle variants ignore what it returns.
-	NewPredictor func() (predictor.Predictor, error)
+	// NewPredictor returns a fresh predictor with the given seed for one
+	// replay; it is called once per replay. The oracle variants ignore
+	// what it returns.
+	NewPredictor func(seed int64) (predictor.Predictor, error)
+	// Seeds are the predictor seeds every case is replayed with (empty:
+	// seed 1 alone). With more than one, each case appears once per seed,
+	// named "CASE/sSEED", and the summary's means are over every (case,
+	// seed); a policy whose decisions do not read predictions
+	// (policy.UsesPredictions) is replayed once per case with the first
+	// seed and its figures repeated for the others, since the seed cannot
+	// change its schedule.
+	Seeds []int64
 	// Parallel is how many replays run at once (0: GOMAXPROCS).
 	Parallel int
 	// Candidate and Preemptive name the policy judged and the preemptive
@@ -48,6 +57,8 @@ const (
 // output contract of `asrpt quality --json`.
 type Result struct {
 	Policies []string `json:"policies"`
+	// Seeds are the predictor seeds each case was replayed with.
+	Seeds []int64 `json:"seeds"`
 	// Skipped names the suite's cases left out of the run (trace files not
 	// given).
 	Skipped []string     `json:"skipped_cases,omitempty"`
@@ -60,7 +71,9 @@ type Result struct {
 // CaseResult is one case: its workload, lower bound and every policy's
 // figures (report.Summary, RatioToLB being total JCT / LowerBound).
 type CaseResult struct {
-	Name        string `json:"name"`
+	Name string `json:"name"`
+	// Seed is the predictor seed of this replay of the case.
+	Seed        int64  `json:"seed"`
 	Source      string `json:"source"`
 	Nodes       int    `json:"nodes"`
 	GPUsPerNode int    `json:"gpus_per_node"`
@@ -75,6 +88,9 @@ type CaseResult struct {
 	Policies []report.Summary `json:"policies"`
 	// WallSeconds is the sum of the case's replay wall times, seconds.
 	WallSeconds float64 `json:"wall_s"`
+	// Replays is how many of Policies were replayed for this seed; the
+	// others repeat the first seed's figures (Config.Seeds).
+	Replays int `json:"replays"`
 }
 
 // Policy returns the figures of policy name, or nil when it was not run.
@@ -111,7 +127,13 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	if cfg.NewPredictor == nil {
 		return nil, errors.New("quality: no predictor")
 	}
-	res := &Result{Policies: append([]string(nil), cfg.Policies...), Cases: make([]CaseResult, len(cases))}
+	seeds := cfg.Seeds
+	if len(seeds) == 0 {
+		seeds = []int64{1}
+	}
+	ns := len(seeds)
+	res := &Result{Policies: append([]string(nil), cfg.Policies...), Seeds: append([]int64(nil), seeds...),
+		Cases: make([]CaseResult, len(cases)*ns)}
 	preps := make([]prepared, len(cases))
 	for i, c := range cases {
 		if err := ctx.Err(); err != nil {
@@ -122,18 +144,34 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
 		preps[i] = p
-		res.Cases[i] = CaseResult{Name: c.Name, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
-			GPUs: p.env.G, Jobs: len(p.jobs), Excluded: p.excluded, LowerBound: p.lb,
-			Policies: make([]report.Summary, len(cfg.Policies))}
+		for k, seed := range seeds {
+			name := c.Name
+			if ns > 1 {
+				name = fmt.Sprintf("%s/s%d", c.Name, seed)
+			}
+			res.Cases[i*ns+k] = CaseResult{Name: name, Seed: seed, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
+				GPUs: p.env.G, Jobs: len(p.jobs), Excluded: p.excluded, LowerBound: p.lb,
+				Policies: make([]report.Summary, len(cfg.Policies))}
+		}
 	}
+	// replayed reports whether policy p is replayed for seed index k; the
+	// others copy seed index 0's figures at the end.
+	replayed := func(k, p int) bool { return k == 0 || policy.UsesPredictions(cfg.Policies[p]) }
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type task struct{ c, p int }
+	type task struct{ c, k, p int } // case, seed index, policy
 	tasks := make(chan task)
-	left := make([]int, len(cases))
-	for i := range left {
-		left[i] = len(cfg.Policies)
+	left := make([]int, len(res.Cases)) // replays left per (case, seed)
+	caseLeft := make([]int, len(cases)) // replays left per case
+	for e := range left {
+		for p := range cfg.Policies {
+			if replayed(e%ns, p) {
+				left[e]++
+				caseLeft[e/ns]++
+			}
+		}
+		res.Cases[e].Replays = left[e]
 	}
 	var (
 		mu       sync.Mutex
@@ -145,12 +183,12 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	for range min(workers, len(cases)*len(cfg.Policies)) {
+	for range min(workers, len(cases)*ns*len(cfg.Policies)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for t := range tasks {
-				s, err := replay(ctx, cases[t.c].Name, &preps[t.c], cfg.Policies[t.p], cfg)
+				s, err := replay(ctx, cases[t.c].Name, &preps[t.c], cfg.Policies[t.p], seeds[t.k], cfg)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
@@ -160,14 +198,17 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 					mu.Unlock()
 					continue
 				}
-				cr := &res.Cases[t.c]
+				e := t.c*ns + t.k
+				cr := &res.Cases[e]
 				cr.Policies[t.p] = s
 				cr.WallSeconds += s.WallSeconds
-				if left[t.c]--; left[t.c] == 0 {
-					done++
+				if caseLeft[t.c]--; caseLeft[t.c] == 0 {
 					preps[t.c].jobs = nil
+				}
+				if left[e]--; left[e] == 0 {
+					done++
 					if cfg.Progress != nil && firstErr == nil {
-						cfg.Progress(done, len(cases), cr)
+						cfg.Progress(done, len(res.Cases), cr)
 					}
 				}
 				mu.Unlock()
@@ -176,11 +217,16 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	}
 feed:
 	for c := range cases {
-		for p := range cfg.Policies {
-			select {
-			case tasks <- task{c, p}:
-			case <-ctx.Done():
-				break feed
+		for k := range seeds {
+			for p := range cfg.Policies {
+				if !replayed(k, p) {
+					continue
+				}
+				select {
+				case tasks <- task{c, k, p}:
+				case <-ctx.Done():
+					break feed
+				}
 			}
 		}
 	}
@@ -192,6 +238,13 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	for e := range res.Cases {
+		for p := range cfg.Policies {
+			if !replayed(e%ns, p) {
+				res.Cases[e].Policies[p] = res.Cases[e-e%ns].Policies[p]
+			}
+		}
+	}
 	cand, pre := cfg.Candidate, cfg.Preemptive
 	if cand == "" {
 		cand = DefaultCandidate
@@ -200,6 +253,9 @@ feed:
 		pre = DefaultPreemptive
 	}
 	res.Summary = Summarize(res.Cases, res.Policies, cand, pre)
+	if ns > 1 {
+		res.Summary.PerSeed = perSeed(res.Cases, res.Policies, seeds, cand, pre)
+	}
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
 }
@@ -228,11 +284,11 @@ func prepare(c Case, cfg Config) (prepared, error) {
 }
 
 // replay runs one policy on one prepared case.
-func replay(ctx context.Context, caseName string, p *prepared, name string, cfg Config) (report.Summary, error) {
+func replay(ctx context.Context, caseName string, p *prepared, name string, seed int64, cfg Config) (report.Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return report.Summary{}, err
 	}
-	pred, err := cfg.NewPredictor()
+	pred, err := cfg.NewPredictor(seed)
 	if err != nil {
 		return report.Summary{}, fmt.Errorf("case %s: policy %s: %w", caseName, name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func tinyConfig(parallel int) Config {
 	return Config{
 		Policies: []string{"fifo", "asrpt"},
 		Params:   policy.DefaultParams(),
-		NewPredictor: func() (predictor.Predictor, error) {
+		NewPredictor: func(int64) (predictor.Predictor, error) {
 			return predictor.ByName("mean", predictor.DefaultConfig())
 		},
 		Parallel: parallel,
@@ -46,7 +47,7 @@ func TestRunTiny(t *testing.T) {
 	var progress []string
 	cfg := tinyConfig(2)
 	cfg.Progress = func(done, total int, c *CaseResult) {
-		if total != 2 || len(c.Policies) != 2 {
+		if total != 2 || len(c.Policies) != 2 || c.Replays != 2 {
 			t.Errorf("progress %d/%d for %s with %d policies", done, total, c.Name, len(c.Policies))
 		}
 		progress = append(progress, c.Name)
@@ -214,5 +215,74 @@ func TestSacctCase(t *testing.T) {
 		if j.Profiled() {
 			t.Fatalf("job %s kept a profile through sacct", j.ID)
 		}
+	}
+}
+
+// forestSeeds is a tiny config whose predictor is the online forest with
+// the seed asked for, trained early and often so that seeds matter.
+func forestSeeds(seeds ...int64) Config {
+	cfg := tinyConfig(2)
+	cfg.Policies = []string{"fifo", "asrpt", "asrpt-oracle"}
+	cfg.Seeds = seeds
+	cfg.NewPredictor = func(seed int64) (predictor.Predictor, error) {
+		pc := predictor.DefaultConfig()
+		pc.Train.Forest.Seed = uint64(seed)
+		pc.Train.Forest.Trees = 10
+		pc.MinTrainJobs, pc.RetrainEvery = 50, 3600
+		return predictor.ByName("forest", pc)
+	}
+	return cfg
+}
+
+func TestRunSeeds(t *testing.T) {
+	cases := tinyCases()[:1]
+	res, err := Run(context.Background(), cases, forestSeeds(1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cases) != 2 || res.Cases[0].Name != "tiny-gen/s1" || res.Cases[1].Name != "tiny-gen/s2" ||
+		res.Cases[0].Seed != 1 || res.Cases[1].Seed != 2 {
+		t.Fatalf("cases %+v, want tiny-gen/s1 and /s2", res.Cases)
+	}
+	// Only asrpt reads predictions: fifo and the oracle are replayed for
+	// the first seed and repeated.
+	if res.Cases[0].Replays != 3 || res.Cases[1].Replays != 1 {
+		t.Errorf("replays %d and %d, want 3 and 1", res.Cases[0].Replays, res.Cases[1].Replays)
+	}
+	for _, name := range []string{"fifo", "asrpt-oracle"} {
+		a, b := res.Cases[0].Policy(name), res.Cases[1].Policy(name)
+		if a == nil || b == nil || a.TotalJCT != b.TotalJCT || a.Policy != name {
+			t.Errorf("%s: %+v and %+v, want the same figures for both seeds", name, a, b)
+		}
+	}
+	// Each seed's figures are those of a run with that seed alone.
+	for k, seed := range []int64{1, 2} {
+		one, err := Run(context.Background(), cases, forestSeeds(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if one.Cases[0].Name != "tiny-gen" {
+			t.Errorf("a single seed's case is named %q, want tiny-gen", one.Cases[0].Name)
+		}
+		for i, p := range one.Cases[0].Policies {
+			if got := res.Cases[k].Policies[i]; got.TotalJCT != p.TotalJCT {
+				t.Errorf("seed %d %s: total JCT %v in the two-seed run, %v alone", seed, p.Policy, got.TotalJCT, p.TotalJCT)
+			}
+		}
+	}
+	s := res.Summary
+	if s.VsOracle.Cases != 2 || len(s.PerSeed) != 2 || s.PerSeed[0].Seed != 1 || s.PerSeed[1].Seed != 2 ||
+		s.PerSeed[0].VsOracle.Cases != 1 || s.PerSeed[1].VsOracle.Cases != 1 {
+		t.Fatalf("summary %+v, want two cases and one per seed", s)
+	}
+	if g := math.Sqrt(s.PerSeed[0].VsOracle.Geomean * s.PerSeed[1].VsOracle.Geomean); math.Abs(g-s.VsOracle.Geomean) > 1e-9 {
+		t.Errorf("geomean over both %v, want that of the seeds' %v", s.VsOracle.Geomean, g)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "each predictor seed's cases alone") {
+		t.Errorf("table lacks the per-seed means:\n%s", buf.String())
 	}
 }

@@ -47,6 +47,34 @@ type Summary struct {
 	Cases []CaseSummary `json:"cases"`
 	// RatioToLB is each policy's ×LB across the cases, in policy order.
 	RatioToLB []PolicyMean `json:"ratio_to_lb"`
+	// PerSeed are the means over each predictor seed's cases alone, in
+	// seed order, when the suite ran with more than one: their spread is
+	// how much the figures above owe to one seed.
+	PerSeed []SeedSummary `json:"per_seed,omitempty"`
+}
+
+// SeedSummary is the summary's means over one predictor seed's cases.
+type SeedSummary struct {
+	Seed           int64 `json:"seed"`
+	VsBestBaseline Mean  `json:"vs_best_baseline"`
+	VsPreemptive   Mean  `json:"vs_preemptive"`
+	VsOracle       Mean  `json:"vs_oracle"`
+}
+
+// perSeed summarises each seed's cases (CaseResult.Seed) on their own.
+func perSeed(cases []CaseResult, policies []string, seeds []int64, candidate, preemptive string) []SeedSummary {
+	out := make([]SeedSummary, 0, len(seeds))
+	for _, seed := range seeds {
+		var mine []CaseResult
+		for _, c := range cases {
+			if c.Seed == seed {
+				mine = append(mine, c)
+			}
+		}
+		s := Summarize(mine, policies, candidate, preemptive)
+		out = append(out, SeedSummary{Seed: seed, VsBestBaseline: s.VsBestBaseline, VsPreemptive: s.VsPreemptive, VsOracle: s.VsOracle})
+	}
+	return out
 }
 
 // Mean is a geometric mean of ratios across cases; all zero when no case

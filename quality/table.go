@@ -81,6 +81,15 @@ func (r *Result) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "  %s\t%.3f\t(%d cases, %.3f … %.3f)\n", m.what, m.m.Geomean, m.m.Cases, m.m.Min, m.m.Max)
 	}
 	tw.Flush()
+	if len(s.PerSeed) > 0 {
+		fmt.Fprintf(ew, "\nthe same means over each predictor seed's cases alone:\n")
+		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "seed\t%s / best baseline\t%s / %s\t%s / %s\t\n", cand, cand, s.Preemptive, cand, orc)
+		for _, p := range s.PerSeed {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", p.Seed, ratio(p.VsBestBaseline.Geomean), ratio(p.VsPreemptive.Geomean), ratio(p.VsOracle.Geomean))
+		}
+		tw.Flush()
+	}
 	if n := s.Below + s.Within5 + s.Above; n > 0 {
 		fmt.Fprintf(ew, "%s is below every baseline on %d of %d cases, within %.0f%% of the best on %d, above on %d.\n",
 			cand, s.Below, n, (WithinTolerance-1)*100, s.Within5, s.Above)

@@ -103,3 +103,34 @@ func FuzzPolicies(f *testing.F) {
 		})
 	})
 }
+
+// FuzzSeeds: --seeds (parseSeeds). Accepted lists hold distinct integers,
+// at most maxSeeds, in the order given; an empty list is the default seed.
+func FuzzSeeds(f *testing.F) {
+	f.Add("1,2,3")
+	f.Add(" 7 ,, -3 ")
+	f.Add("1,1")
+	f.Add("9223372036854775808")
+	f.Add(strings.Repeat("5,", 20))
+	f.Fuzz(func(t *testing.T, s string) {
+		fuzzbound.Within(t, time.Second, func() {
+			seeds, err := parseSeeds(s, 42)
+			if err != nil {
+				return
+			}
+			if len(seeds) == 0 || len(seeds) > maxSeeds {
+				t.Fatalf("%q gives %d seeds", s, len(seeds))
+			}
+			if len(splitList(s)) == 0 && (len(seeds) != 1 || seeds[0] != 42) {
+				t.Fatalf("empty %q gives %v, want the default", s, seeds)
+			}
+			seen := map[int64]bool{}
+			for _, v := range seeds {
+				if seen[v] {
+					t.Fatalf("%q gives %d twice", s, v)
+				}
+				seen[v] = true
+			}
+		})
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,9 +36,10 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var (
 		tracesDir, policies, cases   string
 		predName, candidate, preempt string
-		jsonPath, unseen             string
+		jsonPath                     string
 		asJSON                       bool
 		seed                         int64
+		seedList                     string
 		parallel                     int
 		retrainEvery                 float64
 		list                         bool
@@ -48,6 +50,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
 	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean or forest")
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
+	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
 	retrainEvery = predictor.DefaultConfig().RetrainEvery
 	fs.Var(secondsFlag{&retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.StringVar(&candidate, "candidate", quality.DefaultCandidate, "policy the summary judges against the others")
@@ -55,19 +58,13 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&jsonPath, "out", "", "write the whole result as JSON to `file` (all or nothing)")
 	fs.BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout instead of the table")
 	fs.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "replays run at once")
-	fs.Float64Var(&params.CommHeavy, "comm-heavy", params.CommHeavy, "α_max/α_min ratio from which a job is communication-heavy")
-	fs.Float64Var(&params.Tau, "tau", params.Tau, "A-SRPT delay factor τ for communication-heavy jobs")
-	fs.Float64Var(&params.Slack, "slack", params.Slack, "placement slack: consolidated when α ≤ α_min·(1+slack)")
-	fs.StringVar(&unseen, "unseen", params.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
-	fs.IntVar(&params.Depth, "depth", params.Depth, "jobs examined per scheduling pass past the head (0: all)")
+	readParams := policyFlags(fs, &params)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	u, err := policy.ParseUnseen(unseen)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := readParams(); err != nil {
+		return err
 	}
-	params.Unseen = u
 	if err := checkParams(params); err != nil {
 		return err
 	}
@@ -108,6 +105,10 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !(retrainEvery > 0) {
 		return fmt.Errorf("%w: --retrain-every %v: want > 0 seconds", errUsage, retrainEvery)
 	}
+	seeds, err := parseSeeds(seedList, seed)
+	if err != nil {
+		return fmt.Errorf("%w: --seeds %q: %w", errUsage, seedList, err)
+	}
 	if _, err := newPredictor(predName, seed, retrainEvery); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -119,13 +120,14 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res, err := quality.Run(ctx, all, quality.Config{
 		Policies:     names,
 		Params:       params,
-		NewPredictor: func() (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
+		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
+		Seeds:        seeds,
 		Parallel:     parallel,
 		Candidate:    candidate,
 		Preemptive:   preempt,
 		Progress: func(done, total int, c *quality.CaseResult) {
 			fmt.Fprintf(stderr, "asrpt quality: [%d/%d] %s: %d replays, %.1f s of replay, %.1f s elapsed\n",
-				done, total, c.Name, len(c.Policies), c.WallSeconds, time.Since(start).Seconds())
+				done, total, c.Name, c.Replays, c.WallSeconds, time.Since(start).Seconds())
 		},
 	})
 	if err != nil {
@@ -159,4 +161,33 @@ func selectNames(names, substrings []string) []string {
 		}
 	}
 	return out
+}
+
+// maxSeeds bounds --seeds: each seed replays the whole suite again.
+const maxSeeds = 16
+
+// parseSeeds reads --seeds (comma-separated integers, distinct, at most
+// maxSeeds); empty gives the single seed def.
+func parseSeeds(list string, def int64) ([]int64, error) {
+	parts := splitList(list)
+	if len(parts) == 0 {
+		return []int64{def}, nil
+	}
+	if len(parts) > maxSeeds {
+		return nil, fmt.Errorf("%d seeds, want at most %d", len(parts), maxSeeds)
+	}
+	seen := map[int64]bool{}
+	out := make([]int64, 0, len(parts))
+	for _, p := range parts {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("seed %q is not an integer", p)
+		}
+		if seen[v] {
+			return nil, fmt.Errorf("seed %d given twice", v)
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out, nil
 }
