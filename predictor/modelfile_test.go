@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"path/filepath"
@@ -95,11 +96,11 @@ func TestModelFileRefusesMismatch(t *testing.T) {
 		msg    string
 	}{
 		{"schema version", rewriteHeader(t, data, func(h map[string]any) { h["schema_version"] = 99 }), true,
-			"schema version 99 in the file, 1 in this build"},
+			fmt.Sprintf("schema version 99 in the file, %d in this build", SchemaVersion)},
 		{"renamed feature", rewriteHeader(t, data, func(h map[string]any) { h["features"].([]any)[7] = "gpu_count" }), true,
 			`feature 7 is "gpu_count" in the file, "log_limit" in this build`},
 		{"missing feature", rewriteHeader(t, data, func(h map[string]any) { f := h["features"].([]any); h["features"] = f[:len(f)-1] }), true,
-			"26 features in the file, 27 in this build"},
+			fmt.Sprintf("%d features in the file, %d in this build", len(FeatureNames())-1, len(FeatureNames()))},
 		{"layout version", func() []byte {
 			d := append([]byte{}, data...)
 			binary.LittleEndian.PutUint32(d[8:], 7)
