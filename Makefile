@@ -82,6 +82,8 @@ bench:
 
 # The quality suite (quality/README.md): every policy on the fixed set of
 # traces, and the geometric means scheduling changes are decided by. The
-# trace excerpts are read from $(TRACES).
+# trace excerpts are read from $(TRACES); every case is replayed with each
+# forest seed of $(QUALITY_SEEDS), since one seed is not a result.
+QUALITY_SEEDS ?= 1,2,3
 quality:
-	$(GO) run ./cmd/asrpt quality --traces $(TRACES)
+	$(GO) run ./cmd/asrpt quality --traces $(TRACES) --seeds $(QUALITY_SEEDS)

@@ -29,7 +29,7 @@ type Config struct {
 	NewPredictor func(seed int64) (predictor.Predictor, error)
 	// Seeds are the predictor seeds every case is replayed with (empty:
 	// seed 1 alone). With more than one, each case appears once per seed,
-	// named "CASE/sSEED", and the summary's means are over every (case,
+	// named "CASE/seedSEED" (helios-16n/seed2), and the summary's means are over every (case,
 	// seed); a policy whose decisions do not read predictions
 	// (policy.UsesPredictions) is replayed once per case with the first
 	// seed and its figures repeated for the others, since the seed cannot
@@ -147,7 +147,7 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 		for k, seed := range seeds {
 			name := c.Name
 			if ns > 1 {
-				name = fmt.Sprintf("%s/s%d", c.Name, seed)
+				name = fmt.Sprintf("%s/seed%d", c.Name, seed)
 			}
 			res.Cases[i*ns+k] = CaseResult{Name: name, Seed: seed, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
 				GPUs: p.env.G, Jobs: len(p.jobs), Excluded: p.excluded, LowerBound: p.lb,

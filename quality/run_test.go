@@ -240,9 +240,9 @@ func TestRunSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cases) != 2 || res.Cases[0].Name != "tiny-gen/s1" || res.Cases[1].Name != "tiny-gen/s2" ||
+	if len(res.Cases) != 2 || res.Cases[0].Name != "tiny-gen/seed1" || res.Cases[1].Name != "tiny-gen/seed2" ||
 		res.Cases[0].Seed != 1 || res.Cases[1].Seed != 2 {
-		t.Fatalf("cases %+v, want tiny-gen/s1 and /s2", res.Cases)
+		t.Fatalf("cases %+v, want tiny-gen/seed1 and /seed2", res.Cases)
 	}
 	// Only asrpt reads predictions: fifo and the oracle are replayed for
 	// the first seed and repeated.
