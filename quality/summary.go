@@ -39,6 +39,9 @@ type Summary struct {
 	// OracleVsBestOracleBaseline is the candidate's oracle variant / the
 	// best oracle baseline of each case.
 	OracleVsBestOracleBaseline Mean `json:"oracle_vs_best_oracle_baseline"`
+	// Headroom says how far below its oracle any policy of the run gets,
+	// which bounds what the candidate can hope for with these predictions.
+	Headroom Headroom `json:"headroom"`
 	// Below, Within5 and Above count the cases of each verdict.
 	Below   int `json:"cases_below"`
 	Within5 int `json:"cases_within5"`
@@ -104,6 +107,24 @@ type CaseSummary struct {
 	OracleVsBestOracleBaseline float64 `json:"oracle_vs_best_oracle_baseline,omitempty"`
 }
 
+// Headroom holds ratios to the candidate's oracle variant (perfect
+// predictions) of the other policies, and of the baselines to their own
+// oracles: when every policy stays far above the candidate's oracle, the
+// loss is in the predictions, not in the candidate's dispatch.
+type Headroom struct {
+	// BestBaselineVsOracle is the best baseline / the candidate's oracle.
+	BestBaselineVsOracle Mean `json:"best_baseline_vs_oracle"`
+	// PreemptiveVsOracle is the preemptive policy / the candidate's oracle.
+	PreemptiveVsOracle Mean `json:"preemptive_vs_oracle"`
+	// BestOtherVsOracle is, case by case, the best of every policy run
+	// without the oracle suffix other than the candidate (the preemptive
+	// one included) / the candidate's oracle.
+	BestOtherVsOracle Mean `json:"best_other_vs_oracle"`
+	// BestBaselineVsBestOracleBaseline is the best baseline / the best
+	// oracle baseline: what the baselines lose to prediction error.
+	BestBaselineVsBestOracleBaseline Mean `json:"best_baseline_vs_best_oracle_baseline"`
+}
+
 // PolicyMean is one policy's geometric mean ×LB over the cases it ran on.
 type PolicyMean struct {
 	Policy  string  `json:"policy"`
@@ -118,6 +139,7 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 	s := Summary{Candidate: candidate, Preemptive: preemptive}
 	oracle := candidate + policy.OracleSuffix
 	var best, pre, orc, orcBest ratios
+	var hBest, hPre, hOther, hBase ratios
 	for i := range cases {
 		c := &cases[i]
 		cs := CaseSummary{Case: c.Name}
@@ -128,10 +150,13 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 			return 0
 		}
 		cand, candOracle := total(candidate), total(oracle)
-		var bestTotal, bestOracleTotal float64
+		var bestTotal, bestOracleTotal, bestOther float64
 		for _, name := range policies {
 			t := total(name)
 			base, isOracle := policy.Split(name)
+			if t > 0 && !isOracle && base != candidate && (bestOther == 0 || t < bestOther) {
+				bestOther = t
+			}
 			if t == 0 || base == candidate || base == preemptive {
 				continue
 			}
@@ -146,6 +171,10 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		cs.VsPreemptive = pre.add(cand, total(preemptive))
 		cs.VsOracle = orc.add(cand, candOracle)
 		cs.OracleVsBestOracleBaseline = orcBest.add(candOracle, bestOracleTotal)
+		hBest.add(bestTotal, candOracle)
+		hPre.add(total(preemptive), candOracle)
+		hOther.add(bestOther, candOracle)
+		hBase.add(bestTotal, bestOracleTotal)
 		switch r := cs.VsBestBaseline; {
 		case r == 0:
 		case r < 1:
@@ -162,6 +191,8 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 	}
 	s.VsBestBaseline, s.VsPreemptive, s.VsOracle, s.OracleVsBestOracleBaseline =
 		best.mean(), pre.mean(), orc.mean(), orcBest.mean()
+	s.Headroom = Headroom{BestBaselineVsOracle: hBest.mean(), PreemptiveVsOracle: hPre.mean(),
+		BestOtherVsOracle: hOther.mean(), BestBaselineVsBestOracleBaseline: hBase.mean()}
 	for _, name := range policies {
 		var r ratios
 		for i := range cases {

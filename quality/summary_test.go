@@ -150,3 +150,35 @@ func TestGeomean(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadroom: the others against the candidate's oracle, by hand.
+func TestHeadroom(t *testing.T) {
+	order := []string{"fifo", "spjf", "las", "asrpt", "fifo-oracle", "spjf-oracle", "asrpt-oracle"}
+	a := map[string]float64{"fifo": 400, "spjf": 250, "las": 180, "asrpt": 200,
+		"fifo-oracle": 320, "spjf-oracle": 200, "asrpt-oracle": 160}
+	b := map[string]float64{"fifo": 290, "spjf": 310, "las": 350, "asrpt": 300,
+		"fifo-oracle": 300, "spjf-oracle": 280, "asrpt-oracle": 250}
+	s := Summarize([]CaseResult{hand("a", a, order), hand("b", b, order)}, order, "asrpt", "las")
+	h := s.Headroom
+	for _, tc := range []struct {
+		name string
+		got  Mean
+		a, b float64 // the two cases' ratios
+	}{
+		// a: best baseline spjf 250, b: fifo 290.
+		{"best baseline / asrpt-oracle", h.BestBaselineVsOracle, 250.0 / 160, 290.0 / 250},
+		{"las / asrpt-oracle", h.PreemptiveVsOracle, 180.0 / 160, 350.0 / 250},
+		// a: las 180 is the best other; b: fifo 290 (las 350 is worse).
+		{"best other / asrpt-oracle", h.BestOtherVsOracle, 180.0 / 160, 290.0 / 250},
+		{"best baseline / best oracle baseline", h.BestBaselineVsBestOracleBaseline, 250.0 / 200, 290.0 / 280},
+	} {
+		if tc.got.Cases != 2 || !near(tc.got.Geomean, math.Sqrt(tc.a*tc.b)) ||
+			!near(tc.got.Min, math.Min(tc.a, tc.b)) || !near(tc.got.Max, math.Max(tc.a, tc.b)) {
+			t.Errorf("%s: %+v, want the geometric mean of %v and %v", tc.name, tc.got, tc.a, tc.b)
+		}
+	}
+	// Without the candidate's oracle there is no headroom to report.
+	if s := Summarize([]CaseResult{hand("a", a, order[:4])}, order[:4], "asrpt", "las"); s.Headroom.BestOtherVsOracle.Cases != 0 {
+		t.Errorf("headroom without an oracle: %+v", s.Headroom)
+	}
+}

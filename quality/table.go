@@ -63,24 +63,21 @@ func (r *Result) WriteTable(w io.Writer) error {
 	tw.Flush()
 
 	fmt.Fprintf(ew, "\ngeometric means over the cases (min … max):\n")
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	means := []struct {
-		what string
-		m    Mean
-	}{
+	writeMeans(ew, []namedMean{
 		{fmt.Sprintf("%s / best non-oracle non-preemptive baseline", cand), s.VsBestBaseline},
 		{fmt.Sprintf("%s / %s", cand, s.Preemptive), s.VsPreemptive},
 		{fmt.Sprintf("%s / %s", cand, orc), s.VsOracle},
 		{fmt.Sprintf("%s / best oracle non-preemptive baseline", orc), s.OracleVsBestOracleBaseline},
+	})
+	if h := s.Headroom; h.BestOtherVsOracle.Cases > 0 {
+		fmt.Fprintf(ew, "\nheadroom: the other policies against %s (perfect predictions), and the baselines against their own:\n", orc)
+		writeMeans(ew, []namedMean{
+			{fmt.Sprintf("best non-oracle non-preemptive baseline / %s", orc), h.BestBaselineVsOracle},
+			{fmt.Sprintf("%s / %s", s.Preemptive, orc), h.PreemptiveVsOracle},
+			{fmt.Sprintf("best of every other non-oracle policy, per case / %s", orc), h.BestOtherVsOracle},
+			{"best non-oracle baseline / best oracle baseline", h.BestBaselineVsBestOracleBaseline},
+		})
 	}
-	for _, m := range means {
-		if m.m.Cases == 0 {
-			fmt.Fprintf(tw, "  %s\t-\t(not run)\n", m.what)
-			continue
-		}
-		fmt.Fprintf(tw, "  %s\t%.3f\t(%d cases, %.3f … %.3f)\n", m.what, m.m.Geomean, m.m.Cases, m.m.Min, m.m.Max)
-	}
-	tw.Flush()
 	if len(s.PerSeed) > 0 {
 		fmt.Fprintf(ew, "\nthe same means over each predictor seed's cases alone:\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -95,6 +92,26 @@ func (r *Result) WriteTable(w io.Writer) error {
 			cand, s.Below, n, (WithinTolerance-1)*100, s.Within5, s.Above)
 	}
 	return ew.err
+}
+
+// namedMean is one line of a block of geometric means.
+type namedMean struct {
+	what string
+	m    Mean
+}
+
+// writeMeans prints one aligned line per mean: its geometric mean, case
+// count and extremes, or "(not run)".
+func writeMeans(w io.Writer, means []namedMean) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, m := range means {
+		if m.m.Cases == 0 {
+			fmt.Fprintf(tw, "  %s\t-\t(not run)\n", m.what)
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%.3f\t(%d cases, %.3f … %.3f)\n", m.what, m.m.Geomean, m.m.Cases, m.m.Min, m.m.Max)
+	}
+	tw.Flush()
 }
 
 // writeRatios prints the ×LB of names per case, and their geometric means.
