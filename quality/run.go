@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +92,14 @@ type CaseResult struct {
 	// Replays is how many of Policies were replayed for this seed; the
 	// others repeat the first seed's figures (Config.Seeds).
 	Replays int `json:"replays"`
+}
+
+// baseName is the case's name without its seed suffix ("/seedN").
+func (c *CaseResult) baseName() string {
+	if i := strings.LastIndex(c.Name, "/seed"); i >= 0 {
+		return c.Name[:i]
+	}
+	return c.Name
 }
 
 // Policy returns the figures of policy name, or nil when it was not run.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -281,6 +282,10 @@ func TestRunSeeds(t *testing.T) {
 	var buf bytes.Buffer
 	if err := res.WriteTable(&buf); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "per case, geometric means over the 2 seeds") ||
+		!regexp.MustCompile(`(?m)^\s+tiny-gen\s+\d\.\d{3}\s+\[\d\.\d{3} … \d\.\d{3}\]`).MatchString(buf.String()) {
+		t.Errorf("table lacks the per-case means over the seeds:\n%s", buf.String())
 	}
 	if !strings.Contains(buf.String(), "each predictor seed's cases alone") {
 		t.Errorf("table lacks the per-seed means:\n%s", buf.String())

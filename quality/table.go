@@ -78,6 +78,27 @@ func (r *Result) WriteTable(w io.Writer) error {
 			{"best non-oracle baseline / best oracle baseline", h.BestBaselineVsBestOracleBaseline},
 		})
 	}
+	if ns := len(r.Seeds); ns > 1 && len(s.Cases) == len(r.Cases) {
+		fmt.Fprintf(ew, "\nper case, geometric means over the %d seeds (min … max of %s/best):\n", ns, cand)
+		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "case\t%s/best\t\t%s/%s\t%s/%s\t\n", cand, cand, s.Preemptive, cand, orc)
+		for i := 0; i+ns <= len(s.Cases); i += ns {
+			var best, pre, or ratios
+			for _, c := range s.Cases[i : i+ns] {
+				best.add(c.VsBestBaseline, 1)
+				pre.add(c.VsPreemptive, 1)
+				or.add(c.VsOracle, 1)
+			}
+			b := best.mean()
+			spread := "-"
+			if b.Cases > 0 {
+				spread = fmt.Sprintf("[%.3f … %.3f]", b.Min, b.Max)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", r.Cases[i].baseName(), ratio(b.Geomean), spread,
+				ratio(pre.mean().Geomean), ratio(or.mean().Geomean))
+		}
+		tw.Flush()
+	}
 	if len(s.PerSeed) > 0 {
 		fmt.Fprintf(ew, "\nthe same means over each predictor seed's cases alone:\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
