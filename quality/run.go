@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,11 +29,11 @@ type Config struct {
 	NewPredictor func(seed int64) (predictor.Predictor, error)
 	// Seeds are the predictor seeds every case is replayed with (empty:
 	// seed 1 alone). With more than one, each case appears once per seed,
-	// named "CASE/seedSEED" (helios-16n/seed2), and the summary's means are over every (case,
-	// seed); a policy whose decisions do not read predictions
-	// (policy.UsesPredictions) is replayed once per case with the first
-	// seed and its figures repeated for the others, since the seed cannot
-	// change its schedule.
+	// named "CASE/seedSEED" (helios-16n/seed2), and the summary's means
+	// are over every (case, seed); a policy whose decisions do not read
+	// predictions (policy.UsesPredictions) is replayed once per case with
+	// the first seed and its figures repeated for the others, since the
+	// seed cannot change its schedule.
 	Seeds []int64
 	// Parallel is how many replays run at once (0: GOMAXPROCS).
 	Parallel int
@@ -72,7 +71,11 @@ type Result struct {
 // CaseResult is one case: its workload, lower bound and every policy's
 // figures (report.Summary, RatioToLB being total JCT / LowerBound).
 type CaseResult struct {
+	// Name is Case, with "/seedN" after it when the suite ran with more
+	// than one seed.
 	Name string `json:"name"`
+	// Case is the suite's name of the case (Case.Name).
+	Case string `json:"case"`
 	// Seed is the predictor seed of this replay of the case.
 	Seed        int64  `json:"seed"`
 	Source      string `json:"source"`
@@ -92,14 +95,6 @@ type CaseResult struct {
 	// Replays is how many of Policies were replayed for this seed; the
 	// others repeat the first seed's figures (Config.Seeds).
 	Replays int `json:"replays"`
-}
-
-// baseName is the case's name without its seed suffix ("/seedN").
-func (c *CaseResult) baseName() string {
-	if i := strings.LastIndex(c.Name, "/seed"); i >= 0 {
-		return c.Name[:i]
-	}
-	return c.Name
 }
 
 // Policy returns the figures of policy name, or nil when it was not run.
@@ -158,7 +153,7 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 			if ns > 1 {
 				name = fmt.Sprintf("%s/seed%d", c.Name, seed)
 			}
-			res.Cases[i*ns+k] = CaseResult{Name: name, Seed: seed, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
+			res.Cases[i*ns+k] = CaseResult{Name: name, Case: c.Name, Seed: seed, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
 				GPUs: p.env.G, Jobs: len(p.jobs), Excluded: p.excluded, LowerBound: p.lb,
 				Policies: make([]report.Summary, len(cfg.Policies))}
 		}

@@ -78,41 +78,50 @@ func (r *Result) WriteTable(w io.Writer) error {
 			{"best non-oracle baseline / best oracle baseline", h.BestBaselineVsBestOracleBaseline},
 		})
 	}
+	r.writeSeedMeans(ew)
+	if n := s.Below + s.Within5 + s.Above; n > 0 {
+		fmt.Fprintf(ew, "%s is below every baseline on %d of %d cases, within %.0f%% of the best on %d, above on %d.\n",
+			cand, s.Below, n, (WithinTolerance-1)*100, s.Within5, s.Above)
+	}
+	return ew.err
+}
+
+// writeSeedMeans prints, when the suite ran with more than one seed, each
+// case's ratios as geometric means over its seeds, then the summary's
+// means over each seed's cases alone.
+func (r *Result) writeSeedMeans(w io.Writer) {
+	s := &r.Summary
+	cand, orc := s.Candidate, s.Candidate+policy.OracleSuffix
 	if ns := len(r.Seeds); ns > 1 && len(s.Cases) == len(r.Cases) {
-		fmt.Fprintf(ew, "\nper case, geometric means over the %d seeds (min … max of %s/best):\n", ns, cand)
-		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(w, "\nper case, geometric means over the %d seeds (min … max of %s/best):\n", ns, cand)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "case\t%s/best\t\t%s/%s\t%s/%s\t\n", cand, cand, s.Preemptive, cand, orc)
 		for i := 0; i+ns <= len(s.Cases); i += ns {
-			var best, pre, or ratios
+			var best, pre, vsOrc ratios
 			for _, c := range s.Cases[i : i+ns] {
 				best.add(c.VsBestBaseline, 1)
 				pre.add(c.VsPreemptive, 1)
-				or.add(c.VsOracle, 1)
+				vsOrc.add(c.VsOracle, 1)
 			}
 			b := best.mean()
 			spread := "-"
 			if b.Cases > 0 {
 				spread = fmt.Sprintf("[%.3f … %.3f]", b.Min, b.Max)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", r.Cases[i].baseName(), ratio(b.Geomean), spread,
-				ratio(pre.mean().Geomean), ratio(or.mean().Geomean))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", r.Cases[i].Case, ratio(b.Geomean), spread,
+				ratio(pre.mean().Geomean), ratio(vsOrc.mean().Geomean))
 		}
 		tw.Flush()
 	}
 	if len(s.PerSeed) > 0 {
-		fmt.Fprintf(ew, "\nthe same means over each predictor seed's cases alone:\n")
-		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(w, "\nthe same means over each predictor seed's cases alone:\n")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "seed\t%s / best baseline\t%s / %s\t%s / %s\t\n", cand, cand, s.Preemptive, cand, orc)
 		for _, p := range s.PerSeed {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", p.Seed, ratio(p.VsBestBaseline.Geomean), ratio(p.VsPreemptive.Geomean), ratio(p.VsOracle.Geomean))
 		}
 		tw.Flush()
 	}
-	if n := s.Below + s.Within5 + s.Above; n > 0 {
-		fmt.Fprintf(ew, "%s is below every baseline on %d of %d cases, within %.0f%% of the best on %d, above on %d.\n",
-			cand, s.Below, n, (WithinTolerance-1)*100, s.Within5, s.Above)
-	}
-	return ew.err
 }
 
 // namedMean is one line of a block of geometric means.
