@@ -19,11 +19,15 @@ const (
 	// MaxSlack is the largest Slack: 1000 (every placement within
 	// 1001·α_min counts as consolidated).
 	MaxSlack = 1000
+	// MaxWaitLimit is the largest WaitLimit: 10 years, seconds.
+	MaxWaitLimit = 10 * 365 * 86400
+	// MaxWaitFactor is the largest WaitFactor: 1e6.
+	MaxWaitFactor = 1e6
 )
 
 // ParamError is a Params value out of range. Name is the tunable's
 // snake_case name (comm_heavy, tau, slack, depth, reservations, unseen,
-// rank): the sidecar configuration's key under policy., and with '-' for
+// rank, wait_limit, wait_factor): the sidecar configuration's key under policy., and with '-' for
 // '_' the replay's flag.
 type ParamError struct {
 	Name  string
@@ -42,7 +46,9 @@ func (e *ParamError) Error() string {
 //   - Slack: a finite number in 0..MaxSlack;
 //   - Depth: ≥ 0 (0: no bound);
 //   - Reservations: ≥ 0 (0: none; the sidecar asks for ≥ 1);
-//   - Unseen and Rank: one of their named values.
+//   - Unseen and Rank: one of their named values;
+//   - WaitLimit: a finite number of seconds in 0..MaxWaitLimit (0: none);
+//   - WaitFactor: a finite number in 0..MaxWaitFactor (0: none).
 //
 // NaN and infinities are out of every range.
 func (p Params) Validate() error {
@@ -74,5 +80,8 @@ func (p Params) Validate() error {
 	if p.Rank != RankMedian && p.Rank != RankExpected {
 		return &ParamError{Name: "rank", Value: strconv.Itoa(int(p.Rank)), Want: "median or expected"}
 	}
-	return nil
+	if err := num("wait_limit", p.WaitLimit, 0, MaxWaitLimit); err != nil {
+		return err
+	}
+	return num("wait_factor", p.WaitFactor, 0, MaxWaitFactor)
 }

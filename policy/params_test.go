@@ -13,6 +13,7 @@ func TestParamsValidate(t *testing.T) {
 	}
 	edge := DefaultParams()
 	edge.CommHeavy, edge.Tau, edge.Slack, edge.Depth, edge.Reservations = MaxCommHeavy, MaxTau, MaxSlack, 0, 0
+	edge.WaitLimit, edge.WaitFactor = MaxWaitLimit, MaxWaitFactor
 	if err := edge.Validate(); err != nil {
 		t.Fatalf("limits: %v", err)
 	}
@@ -33,6 +34,10 @@ func TestParamsValidate(t *testing.T) {
 		{"reservations -1", func(p *Params) { p.Reservations = -1 }, "reservations", "(0: none)"},
 		{"unseen out of range", func(p *Params) { p.Unseen = 5 }, "unseen", "first or fallback"},
 		{"rank out of range", func(p *Params) { p.Rank = -1 }, "rank", "median or expected"},
+		{"wait_limit negative", func(p *Params) { p.WaitLimit = -1 }, "wait_limit", "policy wait_limit -1: want a finite number in 0..3.1536e+08"},
+		{"wait_limit +Inf", func(p *Params) { p.WaitLimit = math.Inf(1) }, "wait_limit", "+Inf"},
+		{"wait_factor NaN", func(p *Params) { p.WaitFactor = math.NaN() }, "wait_factor", "NaN"},
+		{"wait_factor past max", func(p *Params) { p.WaitFactor = 2e6 }, "wait_factor", "2e+06"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -104,7 +104,23 @@ type Params struct {
 	Reservations int
 	// Rank is the number of a prediction that orders waiting jobs.
 	Rank Rank
+	// WaitLimit bounds waiting, seconds: a job of the revised dispatch
+	// that has waited this long since submit moves to the front of the
+	// A-SRPT order (released, ahead of every job not yet overdue, overdue
+	// jobs among themselves by the time they became overdue). 0: no
+	// absolute bound.
+	WaitLimit float64
+	// WaitFactor bounds waiting relative to the job: a job that has waited
+	// WaitFactor times its predicted run time (the ranked prediction, at
+	// least MinWaitBase seconds) is overdue too. 0: no relative bound. A
+	// job is overdue at the first bound it reaches.
+	WaitFactor float64
 }
+
+// MinWaitBase is the least predicted run time, seconds, that WaitFactor
+// multiplies: a job predicted to run seconds is not overdue after seconds
+// of waiting.
+const MinWaitBase = 600
 
 // DefaultParams returns the documented defaults: COMM_HEAVY 1.5, τ 0,
 // slack 0.05, unseen jobs by the predictor's fallback, depth 1000, K =
