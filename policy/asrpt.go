@@ -122,6 +122,7 @@ type asrpt struct {
 	waitTill float64 // earliest end of a consolidation wait, or +Inf
 	prof     profile
 	unseen   unseenClasses
+	wait     waitBound // the revised dispatch's bound on waiting
 	buf      []*Task
 }
 
@@ -135,8 +136,14 @@ func newASRPT(name string, env *Env, revised bool) *asrpt {
 	if revised {
 		est = estFit
 	}
-	return &asrpt{starter: starter{env: env}, name: name, revised: revised,
+	a := &asrpt{starter: starter{env: env}, name: name, revised: revised,
 		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1)}
+	if revised && env != nil {
+		a.wait = newWaitBound(env.Params)
+	} else {
+		a.wait = newWaitBound(Params{})
+	}
+	return a
 }
 
 func (a *asrpt) Name() string { return a.name }
@@ -172,6 +179,24 @@ func (a *asrpt) advance(now float64) {
 		return
 	}
 	a.vm.Advance(now, a.release)
+	a.promote(now)
+}
+
+// promote moves the jobs that became overdue by now to the front of the
+// release queue (released at now if the virtual machine still held them),
+// keyed by when they became overdue.
+func (a *asrpt) promote(now float64) {
+	a.wait.popDue(now, func(t *Task) {
+		if t.released {
+			a.queue.Delete(t)
+		} else {
+			a.vm.Remove(t)
+			t.Released, t.released = now, true
+			a.nrel++
+		}
+		t.key = t.due - overdueKeyBase
+		a.queue.ReplaceOrInsert(t)
+	})
 }
 
 func (a *asrpt) release(t *Task, at float64) {
@@ -188,8 +213,10 @@ func (a *asrpt) release(t *Task, at float64) {
 func (a *asrpt) Arrive(now float64, t *Task) {
 	a.advance(now)
 	a.sizeUnseen(t)
+	a.wait.add(t)
 	a.vm.Add(t, a.size(t))
 	a.vm.Advance(now, a.release)
+	a.promote(now)
 }
 
 func (a *asrpt) Withdraw(now float64, t *Task) {
@@ -197,6 +224,7 @@ func (a *asrpt) Withdraw(now float64, t *Task) {
 		return
 	}
 	a.advance(now)
+	a.wait.remove(t)
 	if t.released {
 		a.queue.Delete(t)
 	} else {
@@ -210,14 +238,16 @@ func (a *asrpt) Withdraw(now float64, t *Task) {
 func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) {
 	a.advance(now)
 	a.sizeUnseen(t)
+	a.wait.add(t)
 	if released {
 		t.virtual = a.size(t)
 		a.release(t, now)
-		return
+	} else {
+		a.vm.Add(t, math.Max(remaining, 0))
+		t.virtual = a.size(t)
+		a.vm.Advance(now, a.release)
 	}
-	a.vm.Add(t, math.Max(remaining, 0))
-	t.virtual = a.size(t)
-	a.vm.Advance(now, a.release)
+	a.promote(now)
 }
 
 // Update implements Updater (design §5.3): a released job is re-keyed by
@@ -232,19 +262,27 @@ func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 		return // not held: withdrawn, or never arrived
 	}
 	old := t.virtual
+	a.wait.remove(t)
 	t.Est = est
 	a.sizeUnseen(t)
 	p := a.size(t)
-	if t.released {
+	switch {
+	case t.overdue:
+		// Keeps its place at the front of the queue.
+		t.virtual = p
+		return
+	case t.released:
 		a.queue.Delete(t)
 		t.virtual, t.key = p, p
 		a.queue.ReplaceOrInsert(t)
-		return
+	default:
+		a.vm.Remove(t)
+		a.vm.Add(t, math.Max(0, t.remaining+p-old))
+		t.virtual = p
+		a.vm.Advance(now, a.release)
 	}
-	a.vm.Remove(t)
-	a.vm.Add(t, math.Max(0, t.remaining+p-old))
-	t.virtual = p
-	a.vm.Advance(now, a.release)
+	a.wait.add(t) // the relative bound moves with the prediction
+	a.promote(now)
 }
 
 func (a *asrpt) Finish(now float64, t *Task) {
@@ -263,7 +301,7 @@ func (a *asrpt) NextEvent(now float64) float64 {
 	if a.waitTill > now {
 		next = math.Min(next, a.waitTill)
 	}
-	return next
+	return math.Min(next, a.wait.next())
 }
 
 func (a *asrpt) Pending() []*Task {
@@ -292,6 +330,7 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 	}
 	out := make([]Decision, len(started))
 	for i, t := range started {
+		a.wait.remove(t)
 		if t.released {
 			a.queue.Delete(t)
 		} else {

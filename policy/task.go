@@ -217,6 +217,8 @@ type Task struct {
 	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
 	pass      int     // 2D-LAS: the last scheduling pass that examined the job
 	released  bool    // A-SRPT: in the release queue
+	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
+	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
 	running   bool
 	rank      Rank // Params.Rank when the task was made
 }

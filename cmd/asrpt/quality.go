@@ -52,7 +52,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
 	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
 	retrainEvery = predictor.DefaultConfig().RetrainEvery
-	fs.Var(secondsFlag{&retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
+	fs.Var(secondsFlag{p: &retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.StringVar(&candidate, "candidate", quality.DefaultCandidate, "policy the summary judges against the others")
 	fs.StringVar(&preempt, "preemptive", quality.DefaultPreemptive, "preemptive policy the summary keeps out of the baselines")
 	fs.StringVar(&jsonPath, "out", "", "write the whole result as JSON to `file` (all or nothing)")

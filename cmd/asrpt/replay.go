@@ -79,7 +79,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	readParams := policyFlags(fs, &f.params)
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
-	fs.Var(secondsFlag{&f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
+	fs.Var(secondsFlag{p: &f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.IntVar(&f.parallel, "parallel", min(runtime.GOMAXPROCS(0), maxParallel), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
 	if err := parseFlags(fs, args); err != nil {

@@ -11,7 +11,11 @@ import (
 // secondsFlag is a flag of seconds that also takes a duration as the
 // configuration files write them ("90m", "24h", "30d"), so that one
 // vocabulary serves both.
-type secondsFlag struct{ p *float64 }
+type secondsFlag struct {
+	p *float64
+	// zero accepts 0 (a setting that 0 turns off).
+	zero bool
+}
 
 func (f secondsFlag) String() string {
 	if f.p == nil {
@@ -24,6 +28,12 @@ func (f secondsFlag) String() string {
 const maxFlagSeconds = 100 * 365 * 86400
 
 func (f secondsFlag) Set(s string) error {
+	if f.zero {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && v == 0 {
+			*f.p = 0
+			return nil
+		}
+	}
 	v, err := parseSeconds(s)
 	if err != nil {
 		return err

@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"math"
+	"testing"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/prediction"
+)
+
+// TestWaitBound checks that a job waiting past the wait bound moves to the
+// front of the A-SRPT order, that NextEvent wakes the policy when it is
+// due, that overdue jobs keep the order they became overdue in whatever
+// their predictions, and that paper mode ignores the bound.
+func TestWaitBound(t *testing.T) {
+	params := DefaultParams()
+	params.WaitLimit = 1000
+	env := NewEnv(cluster.Uniform(1, 8), params)
+	// a: large and long (size 8·5000/8 = 5000), b and c short. Without the
+	// bound a is last.
+	spec := [][2]float64{{8, 5000}, {8, 5000}, {1, 10}, {1, 20}}
+	pol, _ := New("asrpt", env)
+	full := fullFree(t, env)
+	ts := newTasks(t, env, spec)
+	for _, task := range ts {
+		pol.Arrive(task.Submit, task)
+	}
+	if got := pol.NextEvent(3); got > 1000 {
+		t.Fatalf("NextEvent = %v, want ≤ 1000 (a due at 1000)", got)
+	}
+	pol.Schedule(999, full)
+	if got := ids(pol.Pending()); got[0] == "a" {
+		t.Fatalf("pending %v before the bound: a should not lead", got)
+	}
+	pol.Schedule(1001.5, full) // a due at 1000, b at 1001, c at 1002
+	if got := ids(pol.Pending()); !equal(got, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("pending %v, want [a b c d] (a, b overdue in due order, then by size)", got)
+	}
+	// A new prediction does not move an overdue job; b stays behind a
+	// though it is now predicted shorter.
+	pol.(Updater).Update(1001.5, ts[1], prediction.Estimate{Seconds: 1, Known: true})
+	pol.(Updater).Update(1001.5, ts[0], prediction.Estimate{Seconds: 99999, Known: true})
+	if got := ids(pol.Pending()); !equal(got, []string{"a", "b", "c", "d"}) {
+		t.Fatalf("after Update: pending %v, want [a b c d]", got)
+	}
+	// Withdrawing an overdue job removes it; the rest keep their order.
+	pol.Withdraw(1002.5, ts[0])
+	if got := ids(pol.Pending()); !equal(got, []string{"b", "c", "d"}) {
+		t.Fatalf("after Withdraw: pending %v, want [b c d]", got)
+	}
+	if got := pol.NextEvent(1002.5); got != 1003 {
+		t.Fatalf("NextEvent = %v, want 1003 (d due)", got)
+	}
+	pol.Schedule(1003, full)
+	if got := pol.NextEvent(1003); !math.IsInf(got, 1) && got <= 1003 {
+		t.Fatalf("NextEvent after every job is overdue = %v", got)
+	}
+
+	// The relative bound: factor 2 of max(prediction, MinWaitBase).
+	params = DefaultParams()
+	params.WaitFactor = 2
+	env = NewEnv(cluster.Uniform(1, 8), params)
+	pol, _ = New("asrpt", env)
+	ts = newTasks(t, env, [][2]float64{{8, 5000}, {1, 10}})
+	for _, task := range ts {
+		pol.Arrive(task.Submit, task)
+	}
+	if got, want := pol.(*asrpt).wait.next(), 2.0*MinWaitBase+1; got != want {
+		t.Fatalf("relative bound: next due %v, want %v (b due at 1 + 2·%d)", got, want, MinWaitBase)
+	}
+	pol.Schedule(2*MinWaitBase+1, fullFree(t, env))
+	if got, want := pol.(*asrpt).wait.next(), 2*5000.0; got != want {
+		t.Fatalf("relative bound: next due %v, want %v (a due at 2·5000)", got, want)
+	}
+	if got := ids(pol.Pending()); !equal(got, []string{"b", "a"}) {
+		t.Fatalf("relative bound: pending %v, want [b a]", got)
+	}
+
+	// Paper mode keeps the paper's rule: no bound.
+	params.WaitLimit, params.WaitFactor = 10, 0
+	env = NewEnv(cluster.Uniform(1, 8), params)
+	pol, _ = New("asrpt-paper", env)
+	ts = newTasks(t, env, spec)
+	for _, task := range ts {
+		pol.Arrive(task.Submit, task)
+	}
+	pol.Schedule(5000, fullFree(t, env))
+	if got := ids(pol.Pending()); got[0] == "a" {
+		t.Errorf("asrpt-paper: pending %v: the wait bound applies to the revised dispatch only", got)
+	}
+}
