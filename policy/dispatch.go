@@ -263,61 +263,77 @@ func (d *dispatcher) Schedule(now float64, free *placement.Free) []Decision {
 	if free.Total() == 0 || d.queue.Len() == 0 {
 		return nil
 	}
-	started := d.buf[:0]
-	blocked := false
-	var shadow float64
-	var extra int
-	seen := 0
-	depth := d.env.Params.Depth
-	d.queue.Ascend(func(t *Task) bool {
-		if free.Total() == 0 {
-			return false
-		}
-		seen++
-		if depth > 0 && seen > depth {
-			return false
-		}
-		if t.GPUs > free.Total() {
-			switch {
-			case d.mode == modeBlock && !blocked:
-				return false
-			case d.mode == modeEASY && !blocked:
-				blocked = true
-				shadow, extra = d.run.shadow(now, t.GPUs, free.Total())
-			}
-			return true
-		}
-		if blocked && d.mode == modeEASY && t.GPUs > extra && now+d.run.est(t, t.AlphaMin) > shadow {
-			return true // cannot start without delaying the reservation
-		}
-		p, alpha, ok := d.place(t, free)
-		if !ok {
-			return true
-		}
-		if blocked && d.mode == modeEASY {
-			end := now + d.run.est(t, alpha)
-			if end > shadow {
-				if t.GPUs > extra {
-					return true
-				}
-				extra -= t.GPUs
-			}
-		}
-		if !d.start(now, t, p, alpha, free) {
-			return true
-		}
-		d.run.add(t)
-		started = append(started, t)
-		return true
-	})
-	if len(started) == 0 {
+	sc := scan{starter: d.starter, run: &d.run, mode: d.mode, now: now, free: free,
+		depth: d.env.Params.Depth, started: d.buf[:0]}
+	d.queue.Ascend(sc.visit)
+	if len(sc.started) == 0 {
 		return nil
 	}
-	out := make([]Decision, len(started))
-	for i, t := range started {
+	out := make([]Decision, len(sc.started))
+	for i, t := range sc.started {
 		d.queue.Delete(t)
 		out[i] = Decision{Task: t}
 	}
-	d.buf = started[:0]
+	d.buf = sc.started[:0]
 	return out
+}
+
+// scan is one scheduling pass of a queue-ordering policy over its waiting
+// jobs in queue order: visit starts each job that may start under the
+// mode and returns false when the pass is over. Started jobs enter run.
+type scan struct {
+	starter
+	run     *running
+	mode    mode
+	now     float64
+	free    *placement.Free
+	depth   int // jobs examined at most, ≤ 0: all
+	seen    int
+	blocked bool    // modeEASY: the reservation is made
+	shadow  float64 // modeEASY: the reserved job's predicted start
+	extra   int     // modeEASY: GPUs free at shadow beyond the reserved job's
+	started []*Task
+}
+
+func (c *scan) visit(t *Task) bool {
+	now, free := c.now, c.free
+	if free.Total() == 0 {
+		return false
+	}
+	c.seen++
+	if c.depth > 0 && c.seen > c.depth {
+		return false
+	}
+	if t.GPUs > free.Total() {
+		switch {
+		case c.mode == modeBlock && !c.blocked:
+			return false
+		case c.mode == modeEASY && !c.blocked:
+			c.blocked = true
+			c.shadow, c.extra = c.run.shadow(now, t.GPUs, free.Total())
+		}
+		return true
+	}
+	if c.blocked && c.mode == modeEASY && t.GPUs > c.extra && now+c.run.est(t, t.AlphaMin) > c.shadow {
+		return true // cannot start without delaying the reservation
+	}
+	p, alpha, ok := c.place(t, free)
+	if !ok {
+		return true
+	}
+	if c.blocked && c.mode == modeEASY {
+		end := now + c.run.est(t, alpha)
+		if end > c.shadow {
+			if t.GPUs > c.extra {
+				return true
+			}
+			c.extra -= t.GPUs
+		}
+	}
+	if !c.start(now, t, p, alpha, free) {
+		return true
+	}
+	c.run.add(t)
+	c.started = append(c.started, t)
+	return true
 }
