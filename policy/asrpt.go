@@ -330,17 +330,22 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 	}
 	out := make([]Decision, len(started))
 	for i, t := range started {
-		a.wait.remove(t)
-		if t.released {
-			a.queue.Delete(t)
-		} else {
-			a.vm.Remove(t)
-		}
+		a.started(t)
 		a.run.add(t)
 		out[i] = Decision{Task: t}
 	}
 	a.buf = started[:0]
 	return out
+}
+
+// started takes t, which has just started, out of the waiting jobs.
+func (a *asrpt) started(t *Task) {
+	a.wait.remove(t)
+	if t.released {
+		a.queue.Delete(t)
+	} else {
+		a.vm.Remove(t)
+	}
 }
 
 // schedulePaper is design §5: the release queue in release order; a head

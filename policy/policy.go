@@ -64,7 +64,7 @@ type Updater interface {
 
 // Names lists the registered policy names in their display order.
 var Names = []string{"fifo", "backfill", "easypp", "spjf", "spwf", "wcs-subtime", "wcs-duration",
-	"wcs-workload", "las", "asrpt-paper", "asrpt"}
+	"wcs-workload", "las", "multifactor", "asrpt-paper", "asrpt", "asrpt-factor"}
 
 // OracleSuffix, appended to a policy name, runs that policy with perfect
 // predictions (for example "asrpt-oracle").
@@ -85,7 +85,7 @@ func Split(name string) (base string, oracle bool) {
 // rule (easypp): fifo blocks and wcs-subtime starts any job that fits, so
 // neither reads an estimate.
 var predicting = map[string]bool{"spjf": true, "spwf": true, "wcs-duration": true, "wcs-workload": true,
-	"asrpt-paper": true, "asrpt": true}
+	"asrpt-paper": true, "asrpt": true, "asrpt-factor": true}
 
 // UsesPredictions reports whether policy name's decisions depend on the
 // predictor it runs with: false for the oracle variants (perfect
@@ -124,6 +124,10 @@ func New(name string, env *Env) (Policy, error) {
 		return newASRPT(name, env, false), nil
 	case "asrpt":
 		return newASRPT(name, env, true), nil
+	case "multifactor":
+		return newMultifactor(name, env, false), nil
+	case "asrpt-factor":
+		return newMultifactor(name, env, true), nil
 	}
 	known := append([]string(nil), Names...)
 	sort.Strings(known)

@@ -143,6 +143,9 @@ type Env struct {
 	// G is the cluster's GPU count.
 	G      int
 	Params Params
+	// Site is the priority configuration the multifactor model replays;
+	// nil means ExampleSite().
+	Site *Site
 	// Allow, when set, limits each job to the nodes it may use (a live
 	// job's partitions and excluded nodes); the policies place through
 	// it. nil (the replay) allows every node.
@@ -219,6 +222,11 @@ type Task struct {
 	released  bool    // A-SRPT: in the release queue
 	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
 	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
+	prio      float64 // multifactor: the priority Slurm computes, without the site factor
+	site      uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
+	tier      uint32  // multifactor: the PriorityTier of the job's partition
+	order     float64 // multifactor: queue order key, lower first
+	assoc     *assocUsage
 	running   bool
 	rank      Rank // Params.Rank when the task was made
 }

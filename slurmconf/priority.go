@@ -48,6 +48,8 @@ type PartitionPriority struct {
 	Name      string `json:"name"`
 	JobFactor uint32 `json:"job_factor"`
 	Tier      uint32 `json:"tier"`
+	// Default marks the partition jobs go to when they name none.
+	Default bool `json:"default,omitempty"`
 }
 
 // WeightSum is the sum of the factor weights: the largest priority the
@@ -126,7 +128,7 @@ func (c *SlurmConf) Priority() (PriorityConf, error) {
 		}
 	}
 	for _, part := range c.Partitions {
-		pp := PartitionPriority{Name: part.Name, JobFactor: 1, Tier: 1}
+		pp := PartitionPriority{Name: part.Name, JobFactor: 1, Tier: 1, Default: part.Default}
 		bad := func(key string) func(string, ...any) {
 			return func(format string, args ...any) { ps.add(part.File, part.Line, key, format, args...) }
 		}

@@ -37,7 +37,7 @@ PartitionName=gpu Nodes=ALL Default=YES PriorityJobFactor=10 PriorityTier=2
 PartitionName=low Nodes=n1
 PartitionName=old Nodes=n2 Priority=5
 `, func(p PriorityConf) bool {
-			want := []PartitionPriority{{"gpu", 10, 2}, {"low", 1, 1}, {"old", 5, 5}}
+			want := []PartitionPriority{{"gpu", 10, 2, true}, {"low", 1, 1, false}, {"old", 5, 5, false}}
 			if len(p.Partitions) != len(want) {
 				return false
 			}

@@ -1,0 +1,210 @@
+package policy
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Assoc names a Slurm association of a user in an account.
+type Assoc struct{ Account, User string }
+
+// usage is decayed GPU-seconds of service, kept exactly in continuous time:
+// between updates it decays by 2^(−Δ/halfLife) while running GPUs add to
+// it, so that U(t) = Σ ∫ g·2^(−(t−s)/halfLife) ds over past service.
+// Slurm's decay thread applies the same decay in steps of
+// PriorityCalcPeriod; usage is counted in GPU-seconds, as a site whose
+// TRESBillingWeights bill GPUs only counts it.
+type usage struct {
+	value   float64 // GPU-seconds, decayed, as of at
+	at      float64 // seconds
+	running int     // GPUs in use now
+}
+
+// advance brings u to now under halfLife seconds (≤ 0: no decay).
+func (u *usage) advance(now, halfLife float64) {
+	dt := now - u.at
+	if dt <= 0 {
+		return
+	}
+	u.at = now
+	if halfLife <= 0 {
+		u.value += float64(u.running) * dt
+		return
+	}
+	d := math.Exp2(-dt / halfLife)
+	u.value = u.value*d + float64(u.running)*halfLife/math.Ln2*(1-d)
+}
+
+// fairShare keeps the usage of every association and account and derives
+// each association's fair-share factor in [0, 1], by Fair Tree (Slurm's
+// default since 19.05) or the classic formula (PriorityFlags=NO_FAIR_TREE),
+// on a two-level tree: accounts under root, users under accounts.
+type fairShare struct {
+	site     *Site
+	halfLife float64
+	accounts map[string]*accountUsage
+	assocs   map[Assoc]*assocUsage
+	dirty    bool // an association was added since the last compute
+	order    []*accountUsage
+}
+
+type accountUsage struct {
+	name   string
+	shares float64
+	usage
+	users []*assocUsage
+	lf    float64
+}
+
+type assocUsage struct {
+	Assoc
+	shares float64
+	usage
+	acct *accountUsage
+	lf   float64
+	// factor is the fair-share factor as of the last compute.
+	factor float64
+}
+
+func newFairShare(site *Site) *fairShare {
+	return &fairShare{site: site, halfLife: site.Priority.DecayHalfLife,
+		accounts: map[string]*accountUsage{}, assocs: map[Assoc]*assocUsage{}}
+}
+
+// assoc returns the association of (account, user), creating it (and its
+// account) with the site's shares, 1 where the site names none.
+func (f *fairShare) assoc(now float64, a Assoc) *assocUsage {
+	if u, ok := f.assocs[a]; ok {
+		return u
+	}
+	acct, ok := f.accounts[a.Account]
+	if !ok {
+		acct = &accountUsage{name: a.Account, shares: f.site.accountShares(a.Account)}
+		acct.at = now
+		f.accounts[a.Account] = acct
+		f.order = append(f.order, acct)
+	}
+	u := &assocUsage{Assoc: a, shares: f.site.userShares(a), acct: acct}
+	u.at = now
+	acct.users = append(acct.users, u)
+	f.assocs[a] = u
+	f.dirty = true
+	return u
+}
+
+// run adds gpus (negative: removes them) to the service a's association
+// and account receive from now on.
+func (f *fairShare) run(now float64, u *assocUsage, gpus int) {
+	u.advance(now, f.halfLife)
+	u.acct.advance(now, f.halfLife)
+	u.running += gpus
+	u.acct.running += gpus
+}
+
+// compute brings every usage to now and sets every association's factor.
+func (f *fairShare) compute(now float64) {
+	f.dirty = false
+	n := len(f.assocs)
+	if n == 0 {
+		return
+	}
+	var sharesTotal, usageTotal float64
+	for _, a := range f.order {
+		a.advance(now, f.halfLife)
+		sharesTotal += a.shares
+		usageTotal += a.value
+		for _, u := range a.users {
+			u.advance(now, f.halfLife)
+		}
+	}
+	if !f.site.Priority.FairTree {
+		f.classic(sharesTotal, usageTotal)
+		return
+	}
+	// Fair Tree: siblings by level fair share S/U (no usage: +Inf), higher
+	// first; users ranked depth-first, the first getting rank n; factor
+	// rank/n. Equal level fair shares share a rank.
+	for _, a := range f.order {
+		a.lf = levelFS(a.shares, sharesTotal, a.value, usageTotal)
+	}
+	accts := slices.Clone(f.order)
+	slices.SortStableFunc(accts, func(x, y *accountUsage) int {
+		if x.lf != y.lf {
+			if x.lf > y.lf {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	rank := n
+	users := make([]*assocUsage, 0, n)
+	for _, a := range accts {
+		var st float64
+		for _, u := range a.users {
+			st += u.shares
+		}
+		users = append(users[:0], a.users...)
+		for _, u := range users {
+			u.lf = levelFS(u.shares, st, u.value, a.value)
+		}
+		slices.SortStableFunc(users, func(x, y *assocUsage) int {
+			if x.lf != y.lf {
+				if x.lf > y.lf {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(x.User, y.User)
+		})
+		for i, u := range users {
+			if i > 0 && u.lf == users[i-1].lf {
+				u.factor = users[i-1].factor
+			} else {
+				u.factor = float64(rank) / float64(n)
+			}
+			rank--
+		}
+	}
+}
+
+// levelFS is Fair Tree's level fair share: the normalised shares over the
+// normalised usage among siblings; +Inf without usage, 0 without shares.
+func levelFS(shares, sharesTotal, used, usedTotal float64) float64 {
+	if shares <= 0 || sharesTotal <= 0 {
+		return 0
+	}
+	if used <= 0 || usedTotal <= 0 {
+		return math.Inf(1)
+	}
+	return (shares / sharesTotal) / (used / usedTotal)
+}
+
+// classic is the classic fair-share factor 2^(−U/S) of a two-level tree:
+// S the association's normalised shares (its share of the account's times
+// the account's share of root), U its usage over all usage.
+func (f *fairShare) classic(sharesTotal, usageTotal float64) {
+	for _, a := range f.order {
+		var st float64
+		for _, u := range a.users {
+			st += u.shares
+		}
+		for _, u := range a.users {
+			s := 0.0
+			if st > 0 && sharesTotal > 0 {
+				s = u.shares / st * a.shares / sharesTotal
+			}
+			norm := 0.0
+			if usageTotal > 0 {
+				norm = u.value / usageTotal
+			}
+			switch {
+			case s <= 0:
+				u.factor = 0
+			default:
+				u.factor = math.Exp2(-norm / s)
+			}
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package policy
+
+import (
+	"math"
+	"slices"
+
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/prediction"
+)
+
+// multifactor models what a Slurm site runs today: priority/multifactor
+// (age, fair share, job size, partition; Env.Site's configuration) with
+// EASY backfill on the users' time limits. Priorities are recomputed every
+// PriorityCalcPeriod, as Slurm's decay thread does, and set at submit for
+// new jobs; jobs are considered by partition PriorityTier, then priority,
+// then submit time.
+//
+// As asrpt-factor, an A-SRPT policy orders the same jobs and each job's
+// rank in that order, mapped by SiteFactors into [0, Site.SiteFactorMax],
+// is added to its priority as Slurm adds a job's site_factor: the
+// sidecar's factor write mode, replayed. The site factors follow every
+// change of the A-SRPT order at each scheduling pass with free GPUs.
+type multifactor struct {
+	starter
+	name     string
+	site     *Site
+	fs       *fairShare
+	pend     []*Task // waiting jobs; in order when !unsorted
+	unsorted bool
+	run      running
+	nextCalc float64
+	nodes    int
+	nodeGPUs int
+	inner    *asrpt // asrpt-factor's A-SRPT order; nil for multifactor
+	factors  []uint32
+}
+
+var (
+	_ Policy  = (*multifactor)(nil)
+	_ Updater = (*multifactor)(nil)
+)
+
+func newMultifactor(name string, env *Env, factor bool) *multifactor {
+	m := &multifactor{starter: starter{env: env}, name: name, run: newRunning(estLimit), nextCalc: math.Inf(-1)}
+	if env == nil {
+		return m
+	}
+	m.site = env.Site
+	if m.site == nil {
+		m.site = ExampleSite()
+	}
+	m.fs = newFairShare(m.site)
+	if env.Cluster != nil {
+		m.nodes, m.nodeGPUs = len(env.Cluster.Nodes), env.Cluster.MaxNodeGPUs()
+	}
+	if factor {
+		m.inner = newASRPT(name, env, true)
+	}
+	return m
+}
+
+func (m *multifactor) Name() string { return m.name }
+
+// priority is Slurm's multifactor priority of t at now without the site
+// factor: Σ weight·factor over age, fair share, job size and partition,
+// truncated to an integer, at least 1. The QOS factor is 0: QOS priorities
+// live in the accounting database, not in slurm.conf. The job-size factor
+// averages the job's share of the nodes and of the GPUs (the GPUs standing
+// for Slurm's CPU count).
+func (m *multifactor) priority(now float64, t *Task) float64 {
+	p := &m.site.Priority
+	age := 1.0
+	if p.MaxAge > 0 {
+		age = math.Min(math.Max(now-t.Submit, 0), p.MaxAge) / p.MaxAge
+	}
+	js := 0.0
+	if m.nodes > 0 && m.env.G > 0 {
+		nodes := t.Nodes
+		if nodes <= 0 {
+			nodes = (t.GPUs + m.nodeGPUs - 1) / max(m.nodeGPUs, 1)
+		}
+		js = math.Min((float64(nodes)/float64(m.nodes)+float64(t.GPUs)/float64(m.env.G))/2, 1)
+	}
+	if p.FavorSmall {
+		js = 1 - js
+	}
+	part, tier := m.site.partition(t.Partition)
+	t.tier = tier
+	prio := float64(p.WeightAge)*age + float64(p.WeightFairshare)*t.assoc.factor +
+		float64(p.WeightJobSize)*js + float64(p.WeightPartition)*part
+	return math.Min(math.Max(math.Floor(prio), 1), math.MaxUint32)
+}
+
+// tick recomputes fair share and every waiting job's priority when a
+// PriorityCalcPeriod has passed.
+func (m *multifactor) tick(now float64) {
+	if now < m.nextCalc {
+		return
+	}
+	period := m.site.Priority.CalcPeriod
+	if math.IsInf(m.nextCalc, -1) {
+		m.nextCalc = now
+	}
+	m.nextCalc += period * (math.Floor((now-m.nextCalc)/period) + 1)
+	m.fs.compute(now)
+	for _, t := range m.pend {
+		t.prio = m.priority(now, t)
+	}
+	m.unsorted = true
+}
+
+func (m *multifactor) Arrive(now float64, t *Task) {
+	m.tick(now)
+	t.assoc = m.fs.assoc(now, Assoc{Account: t.Account, User: t.User})
+	if m.fs.dirty {
+		m.fs.compute(now)
+	}
+	t.prio, t.site = m.priority(now, t), 0
+	m.pend = append(m.pend, t)
+	m.unsorted = true
+	if m.inner != nil {
+		m.inner.Arrive(now, t)
+	}
+}
+
+func (m *multifactor) Restore(now float64, t *Task, remaining float64, released bool) {
+	if m.inner == nil {
+		m.Arrive(now, t)
+		return
+	}
+	inner := m.inner
+	m.inner = nil
+	m.Arrive(now, t)
+	m.inner = inner
+	inner.Restore(now, t, remaining, released)
+}
+
+func (m *multifactor) Withdraw(now float64, t *Task) {
+	if t.running {
+		return
+	}
+	if i := slices.Index(m.pend, t); i >= 0 {
+		m.pend = slices.Delete(m.pend, i, i+1)
+	}
+	if m.inner != nil {
+		m.inner.Withdraw(now, t)
+	}
+}
+
+// Update implements Updater: asrpt-factor re-orders its A-SRPT order; the
+// multifactor priority does not read predictions.
+func (m *multifactor) Update(now float64, t *Task, est prediction.Estimate) {
+	if m.inner != nil {
+		m.inner.Update(now, t, est)
+	}
+}
+
+func (m *multifactor) Finish(now float64, t *Task) {
+	m.run.remove(t)
+	t.running = false
+	m.fs.run(now, t.assoc, -t.GPUs)
+	if m.inner != nil {
+		m.inner.Finish(now, t)
+	}
+}
+
+// NextEvent is the next change of the A-SRPT order (asrpt-factor), else
+// +Inf. The PriorityCalcPeriod is not an event of its own: priorities are
+// brought up to date at the first scheduling pass after each period (an
+// arrival or a completion), which bounds the replay's work whatever the
+// times; only a pass with free GPUs can start a job.
+func (m *multifactor) NextEvent(now float64) float64 {
+	if m.inner == nil || len(m.pend) == 0 {
+		return math.Inf(1)
+	}
+	return m.inner.NextEvent(now)
+}
+
+// sort orders the waiting jobs: higher tier, then higher priority with
+// the site factor, then submit time, then arrival.
+func (m *multifactor) sort() {
+	if !m.unsorted {
+		return
+	}
+	m.unsorted = false
+	for _, t := range m.pend {
+		t.order = -(float64(t.tier)*(1<<33) + t.prio + float64(t.site))
+	}
+	slices.SortFunc(m.pend, func(a, b *Task) int {
+		switch {
+		case a.order != b.order:
+			if a.order < b.order {
+				return -1
+			}
+			return 1
+		case a.Submit != b.Submit:
+			if a.Submit < b.Submit {
+				return -1
+			}
+			return 1
+		}
+		return a.Seq - b.Seq
+	})
+}
+
+func (m *multifactor) Pending() []*Task {
+	m.siteFactors()
+	m.sort()
+	return slices.Clone(m.pend)
+}
+
+// siteFactors gives every waiting job the site factor of its rank in the
+// A-SRPT order as of the last scheduling pass (asrpt-factor).
+func (m *multifactor) siteFactors() {
+	if m.inner == nil {
+		return
+	}
+	order := m.inner.Pending()
+	m.factors = SiteFactors(len(order), m.site.SiteFactorMax, m.factors)
+	for i, t := range order {
+		t.site = m.factors[i]
+	}
+	m.unsorted = true
+}
+
+func (m *multifactor) Schedule(now float64, free *placement.Free) []Decision {
+	m.tick(now)
+	if m.inner != nil {
+		m.inner.advance(now)
+	}
+	if free.Total() == 0 || len(m.pend) == 0 {
+		return nil
+	}
+	m.siteFactors()
+	m.sort()
+	sc := scan{starter: m.starter, run: &m.run, mode: modeEASY, now: now, free: free, depth: m.env.Params.Depth}
+	for _, t := range m.pend {
+		if !sc.visit(t) {
+			break
+		}
+	}
+	if len(sc.started) == 0 {
+		return nil
+	}
+	m.pend = slices.DeleteFunc(m.pend, func(t *Task) bool { return t.running })
+	out := make([]Decision, len(sc.started))
+	for i, t := range sc.started {
+		m.fs.run(now, t.assoc, t.GPUs)
+		if m.inner != nil {
+			m.inner.started(t)
+		}
+		out[i] = Decision{Task: t}
+	}
+	return out
+}

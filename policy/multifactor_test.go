@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/prediction"
+	"github.com/asrpt/asrpt/slurmconf"
+)
+
+// TestMultifactorOrder checks the multifactor model's order: an account
+// that has used the cluster ranks below one that has not (fair share), a
+// higher partition tier ranks first whatever the priority, and under
+// asrpt-factor the A-SRPT rank, added as the site factor, decides between
+// jobs when its range outweighs fair share and does not when it is 0.
+func TestMultifactorOrder(t *testing.T) {
+	mk := func(id, account string, submit, run float64, partition string) *job.Job {
+		return &job.Job{ID: id, User: "u-" + account, Account: account, Submit: submit, GPUs: 8,
+			RunTime: run, TimeLimit: run, Partition: partition}
+	}
+	setup := func(name string, siteMax uint32) (Policy, []*Task) {
+		site := ExampleSite()
+		site.SiteFactorMax = siteMax
+		site.Priority.Partitions = []slurmconf.PartitionPriority{{Name: "gpu", JobFactor: 1, Tier: 1, Default: true},
+			{Name: "urgent", JobFactor: 1, Tier: 2}}
+		env := NewEnv(cluster.Uniform(1, 8), DefaultParams())
+		env.Site = site
+		pol, err := New(name, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := []*job.Job{
+			mk("warm", "over", 0, 1000, ""),   // gives account "over" usage
+			mk("long", "under", 10, 5000, ""), // under-served, long
+			mk("short", "over", 20, 50, ""),   // over-served, short
+			mk("tier", "over", 30, 5000, "urgent"),
+		}
+		var ts []*Task
+		for i, j := range jobs {
+			task, err := env.NewTask(j, i, prediction.Estimate{Seconds: j.RunTime, Known: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, task)
+		}
+		free := placement.NewFree(env.Cluster)
+		pol.Arrive(0, ts[0])
+		if ds := pol.Schedule(0, free); len(ds) != 1 {
+			t.Fatalf("%s: warm-up job did not start: %v", name, ds)
+		}
+		for _, task := range ts[1:] {
+			pol.Arrive(task.Submit, task)
+			pol.Schedule(task.Submit, free)
+		}
+		if err := free.Give(&ts[0].Placement); err != nil {
+			t.Fatal(err)
+		}
+		pol.Finish(1000, ts[0])
+		return pol, ts
+	}
+	tests := []struct {
+		name    string
+		siteMax uint32
+		want    []string
+	}{
+		{"multifactor", 0, []string{"tier", "long", "short"}},
+		{"asrpt-factor", 0, []string{"tier", "long", "short"}},
+		{"asrpt-factor", 100000, []string{"tier", "short", "long"}},
+	}
+	for _, tc := range tests {
+		pol, _ := setup(tc.name, tc.siteMax)
+		free := fullFree(t, pol.(*multifactor).env)
+		pol.Schedule(1400, free) // past a PriorityCalcPeriod: fair share counts the warm-up
+		if got := ids(pol.Pending()); !equal(got, tc.want) {
+			t.Errorf("%s, site factor range %d: pending %v, want %v", tc.name, tc.siteMax, got, tc.want)
+		}
+	}
+}
