@@ -43,6 +43,7 @@ type replayFlags struct {
 	tracePath, format string
 	nodes, gpn        int
 	slurmConf         string
+	site              *siteOptions
 	policies          string
 	predictor         string
 	seed              int64
@@ -66,7 +67,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.format, "format", "native", "trace format: native, sacct or helios")
 	fs.IntVar(&f.nodes, "nodes", defaultNodes, "number of nodes of the replayed cluster")
 	fs.IntVar(&f.gpn, "gpus-per-node", defaultGPUsPerNode, "GPUs per node of the replayed cluster")
-	fs.StringVar(&f.slurmConf, "slurm-conf", "", "take the cluster from Slurm's configuration `dir` (slurm.conf, gres.conf, topology.conf)")
+	fs.StringVar(&f.slurmConf, "slurm-conf", "", "take the cluster, and multifactor's priority settings, from Slurm's configuration `dir` (slurm.conf, gres.conf, topology.conf)")
+	f.site = siteFlags(fs)
 	fs.StringVar(&f.policies, "policies", strings.Join(defaultPolicies, ","), "comma-separated policies (any with -oracle for perfect predictions)")
 	fs.StringVar(&f.predictor, "predictor", "forest", "run-time predictor: oracle, limit, mean or forest")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the generated workload and of the predictor")
@@ -140,6 +142,9 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		return fmt.Errorf("%w: --policies is empty", errUsage)
 	}
 	env := policy.NewEnv(c, f.params)
+	if env.Site, err = f.site.site(f.slurmConf); err != nil {
+		return err
+	}
 	for _, n := range names {
 		if _, err := policy.New(n, env); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)

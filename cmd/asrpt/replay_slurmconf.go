@@ -1,9 +1,12 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"math"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/slurmconf"
 )
 
@@ -14,4 +17,41 @@ func loadSlurmCluster(dir string) (*cluster.Cluster, error) {
 		return nil, fmt.Errorf("--slurm-conf %s: %w", dir, err)
 	}
 	return c, nil
+}
+
+// siteOptions are the flags of the multifactor model (the multifactor and
+// asrpt-factor policies) shared by replay and quality.
+type siteOptions struct {
+	siteFactorMax uint64
+}
+
+// siteFlags registers the multifactor model's flags on fs.
+func siteFlags(fs *flag.FlagSet) *siteOptions {
+	o := &siteOptions{}
+	fs.Uint64Var(&o.siteFactorMax, "site-factor-max", policy.DefaultSiteFactorMax,
+		"asrpt-factor: the site factor of the head of the A-SRPT order, Slurm priority points (the tail gets 0)")
+	return o
+}
+
+// site returns the multifactor model's configuration: slurm.conf's
+// priority settings under dir, or policy.ExampleSite's when dir is empty,
+// with the site-factor range of the flags.
+func (o *siteOptions) site(dir string) (*policy.Site, error) {
+	if o.siteFactorMax > math.MaxUint32 {
+		return nil, fmt.Errorf("%w: --site-factor-max %d: want at most %d", errUsage, o.siteFactorMax, uint32(math.MaxUint32))
+	}
+	s := policy.ExampleSite()
+	if dir != "" {
+		cfg, err := slurmconf.Load(dir, slurmconf.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--slurm-conf %s: %w", dir, err)
+		}
+		p, err := cfg.Slurm.Priority()
+		if err != nil {
+			return nil, fmt.Errorf("--slurm-conf %s: %w", dir, err)
+		}
+		s.Priority = p
+	}
+	s.SiteFactorMax = uint32(o.siteFactorMax)
+	return s, nil
 }

@@ -143,3 +143,61 @@ func TestReplaySlurmConf(t *testing.T) {
 		t.Errorf("missing slurm.conf: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestReplaySlurmConfPriority checks that --slurm-conf gives the
+// multifactor model the site's weights: a site that weighs only fair share
+// and one that weighs only age replay differently, and a weight Slurm
+// would refuse is an error naming the file, line and key.
+func TestReplaySlurmConfPriority(t *testing.T) {
+	lab, err := os.ReadFile("../../slurmconf/testdata/clusters/lab/slurm.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gres, err := os.ReadFile("../../slurmconf/testdata/clusters/lab/gres.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := func(extra string) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), append(append([]byte(nil), lab...), extra...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "gres.conf"), gres, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	total := func(dir string) float64 {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.json")
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"replay", "--slurm-conf", dir, "--jobs", "400", "--load", "1.3",
+			"--policies", "multifactor", "--progress", "never", "--out", out}, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Policies []struct {
+				TotalJCT float64 `json:"total_jct_s"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal(b, &rep); err != nil || len(rep.Policies) != 1 {
+			t.Fatalf("report: %v (%d policies)", err, len(rep.Policies))
+		}
+		return rep.Policies[0].TotalJCT
+	}
+	fair := total(conf("PriorityWeightFairshare=10000\nPriorityWeightAge=0\nPriorityWeightJobSize=0\n"))
+	age := total(conf("PriorityWeightFairshare=0\nPriorityWeightAge=10000\nPriorityWeightJobSize=0\n"))
+	if fair == age {
+		t.Errorf("fair-share-only and age-only sites replay alike (total JCT %v): the weights are not read", fair)
+	}
+	bad := conf("PriorityWeightAge=lots\n")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"replay", "--slurm-conf", bad, "--jobs", "10", "--policies", "multifactor"}, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "PriorityWeightAge") || !strings.Contains(stderr.String(), "slurm.conf:") {
+		t.Errorf("bad weight: exit %d, stderr %q", code, stderr.String())
+	}
+}
