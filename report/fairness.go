@@ -115,15 +115,17 @@ func groupName(s string) string {
 // With nil shares every account of the replay has an equal target. Longest
 // holds the top longest-waiting jobs (none when top ≤ 0).
 //
-// The cluster is contended while at least one job of the replay waits,
-// from its submit to its first start. The GPU-seconds each job receives
-// while contended are found by one sweep over the submit and start times,
-// which merges the waits into disjoint spans, and a binary search in
-// those spans for each job's run: [Start, End] for a job that ran once.
+// The cluster is contended while at least one job of the replay waits.
+// A job that ran once ([Start, End]) waits from its submit to its start.
 // A preempted job (Preemptions > 0) is taken to have run in one piece,
-// [End − RunTime, End]: the result keeps neither its runs nor its waits
-// between them, so its contended GPU-seconds are an approximation and the
-// cluster does not count as contended while it waits again.
+// [End − RunTime, End], and to have waited from its submit to then: the
+// result keeps neither its runs nor its waits between them, so its
+// contended GPU-seconds, and the contention its waits make, are an
+// approximation. (Its wait in the figures is Start − Submit, as in
+// Summary: with LAS, which starts every job at once, all waits are 0.)
+// The GPU-seconds each job receives while contended are found by one
+// sweep over the start and end of the waits, which merges them into
+// disjoint spans, and a binary search in those spans for each job's run.
 //
 // The work is O(n log n) for n jobs; the memory O(n) besides the report,
 // which holds one Group per account and per user and at most top jobs.
@@ -137,7 +139,7 @@ func Fairness(r *sim.Result, shares map[string]float64, top int) FairnessReport 
 	if n == 0 {
 		return f
 	}
-	spans := contention(jobs)
+	spans := contention(jobs, runStart)
 	f.ContendedSeconds = spans.upTo(math.Inf(1))
 
 	wait := make([]float64, n)
@@ -171,10 +173,7 @@ func Fairness(r *sim.Result, shares map[string]float64, top int) FairnessReport 
 			seen[p] = true
 			pairs = append(pairs, p)
 		}
-		begin := j.Start
-		if j.Preemptions > 0 {
-			begin = j.End - j.RunTime
-		}
+		begin := runStart(j)
 		gpuSec := float64(j.GPUs) * j.RunTime
 		contSec := float64(j.GPUs) * math.Max(spans.upTo(j.End)-spans.upTo(begin), 0)
 		contended += contSec
@@ -354,14 +353,24 @@ type spans struct {
 	lo, hi, before []float64
 }
 
-// contention returns the spans during which at least one job waited:
-// the union of the jobs' [Submit, Start), by one sweep in submit order.
-func contention(jobs []sim.JobResult) spans {
+// runStart returns the start of a job's run as Fairness counts it: its
+// start, or End − RunTime for a preempted job.
+func runStart(j *sim.JobResult) float64 {
+	if j.Preemptions > 0 {
+		return j.End - j.RunTime
+	}
+	return j.Start
+}
+
+// contention returns the spans during which at least one job waited: the
+// union of the jobs' [Submit, start), by one sweep in submit order.
+func contention(jobs []sim.JobResult, start func(*sim.JobResult) float64) spans {
 	type span struct{ lo, hi float64 }
 	waits := make([]span, 0, len(jobs))
 	for i := range jobs {
-		if j := &jobs[i]; j.Start > j.Submit {
-			waits = append(waits, span{j.Submit, j.Start})
+		j := &jobs[i]
+		if s := start(j); s > j.Submit {
+			waits = append(waits, span{j.Submit, s})
 		}
 	}
 	slices.SortFunc(waits, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })

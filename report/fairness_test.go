@@ -62,17 +62,21 @@ func TestFairness(t *testing.T) {
 		P99Wait: 50 + 0.96*90, P99Slowdown: 2.4 + 0.96*3.6}
 
 	// Job 1 preempted once, 60 s of run time in all before its end at 100:
-	// taken to run in [40, 100], 2×60 GPU-seconds contended.
+	// taken to wait in [0, 40) and run in [40, 100]. Jobs wait in [0, 150)
+	// and [200, 250): 200 s. Job 1 gets 2×60 GPU-seconds then, job 2 2×50;
+	// 620 in all, phys 320, chem 300.
 	preempted := fairJobs()
 	preempted[0].Preemptions, preempted[0].RunTime = 1, 60
 	pPhys, pAnn := phys, ann
-	pPhys.GPUHours, pPhys.ContendedGPUHours, pPhys.ContendedShare = 520.0/3600, 320.0/3600, 320.0/600
+	pPhys.GPUHours, pPhys.ContendedGPUHours, pPhys.ContendedShare = 520.0/3600, 320.0/3600, 320.0/620
 	pPhys.P99Slowdown = 100.0/60 + 0.99*(2.4-100.0/60)
-	pAnn.GPUHours, pAnn.ContendedGPUHours, pAnn.ContendedShare, pAnn.P99Slowdown = 120.0/3600, 120.0/3600, 120.0/600, 100.0/60
-	pChem, pCat, pBob := chem, cat, bob
-	pChem.ContendedShare, pCat.ContendedShare, pBob.ContendedShare = 280.0/600, 280.0/600, 200.0/600
+	pAnn.GPUHours, pAnn.ContendedGPUHours, pAnn.ContendedShare, pAnn.P99Slowdown = 120.0/3600, 120.0/3600, 120.0/620, 100.0/60
+	pChem, pBob := chem, bob
+	pChem.ContendedGPUHours, pChem.ContendedShare, pBob.ContendedShare = 300.0/3600, 300.0/620, 200.0/620
+	pCat := pChem
+	pCat.Name = "cat"
 	pOverall := overall
-	pOverall.ContendedGPUHours = 600.0 / 3600
+	pOverall.ContendedSeconds, pOverall.ContendedGPUHours = 200, 620.0/3600
 
 	cases := []struct {
 		name   string
