@@ -44,6 +44,10 @@ type Summary struct {
 	// WallSeconds and EventsPerSecond describe the replay's own cost.
 	WallSeconds     float64 `json:"wall_s"`
 	EventsPerSecond float64 `json:"events_per_s"`
+	// FairnessReport holds who waited and who got the cluster when it was
+	// short (Fairness); nil unless the caller computed it. It has no CSV
+	// column.
+	FairnessReport *FairnessReport `json:"fairness,omitempty" csv:"-"`
 }
 
 // Summarize computes the figures of one replay against lower bound lb

@@ -25,12 +25,20 @@ type Report struct {
 	// LowerBound is LB's total JCT and its terms, seconds (sim.LowerBound);
 	// LowerBoundBinding names the term that sets it: "virtual", "length"
 	// or "mean_busy".
-	LowerBound         float64   `json:"lower_bound_total_jct_s"`
-	LowerBoundVirtual  float64   `json:"lower_bound_virtual_srpt_s"`
-	LowerBoundLength   float64   `json:"lower_bound_sum_runtime_s"`
-	LowerBoundMeanBusy float64   `json:"lower_bound_mean_busy_s"`
-	LowerBoundBinding  string    `json:"lower_bound_binding"`
-	Policies           []Summary `json:"policies"`
+	LowerBound         float64 `json:"lower_bound_total_jct_s"`
+	LowerBoundVirtual  float64 `json:"lower_bound_virtual_srpt_s"`
+	LowerBoundLength   float64 `json:"lower_bound_sum_runtime_s"`
+	LowerBoundMeanBusy float64 `json:"lower_bound_mean_busy_s"`
+	LowerBoundBinding  string  `json:"lower_bound_binding"`
+	// SharesFile is the file the accounts' target shares were read from
+	// (ReadShares); empty for equal shares.
+	SharesFile string    `json:"shares_file,omitempty"`
+	Policies   []Summary `json:"policies"`
+	// TableAccounts and TableUsers are how many accounts and users, those
+	// with the most GPU-hours, WriteTable lists for each policy with a
+	// FairnessReport (none when 0); the JSON has them all.
+	TableAccounts int `json:"-"`
+	TableUsers    int `json:"-"`
 }
 
 // New starts a report for a trace of jobs on a cluster of gpus GPUs.
@@ -55,7 +63,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			s.Policy, s.Predictor, num(s.TotalJCT), num(s.AvgJCT), num(s.P50JCT), num(s.P95JCT), num(s.P99JCT),
 			num(s.AvgWait), num(s.P99Wait), num(s.Makespan), s.Utilization, s.AvgSlowdown, s.RatioToLB, num(s.EventsPerSecond))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return r.writeFairness(w)
 }
 
 // num formats a figure compactly: integers up to 1e7, then scientific.
@@ -75,16 +86,22 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // csvColumns returns WriteCSV's columns: every field of Summary under its
 // JSON name, in field order, then the report's lower bound. The CSV is
-// derived from the same fields as the JSON, so neither can drop one.
+// derived from the same fields as the JSON, so neither can drop one; only
+// the fields tagged csv:"-" (FairnessReport, not a figure) are left out.
 func csvColumns() []string {
 	t := reflect.TypeOf(Summary{})
 	cols := make([]string, 0, t.NumField()+1)
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		cols = append(cols, name)
+		if csvField(t.Field(i)) {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			cols = append(cols, name)
+		}
 	}
 	return append(cols, "lower_bound_total_jct_s")
 }
+
+// csvField reports whether a field of Summary is a CSV column.
+func csvField(f reflect.StructField) bool { return f.Tag.Get("csv") != "-" }
 
 // WriteCSV writes one row per policy, with the columns of csvColumns.
 func (r *Report) WriteCSV(w io.Writer) error {
@@ -97,6 +114,9 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		v := reflect.ValueOf(s)
 		row := make([]string, 0, v.NumField()+1)
 		for i := range v.NumField() {
+			if !csvField(v.Type().Field(i)) {
+				continue
+			}
 			switch fv := v.Field(i); fv.Kind() {
 			case reflect.Float64:
 				row = append(row, f(fv.Float()))

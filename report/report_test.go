@@ -70,7 +70,9 @@ func TestSummarize(t *testing.T) {
 
 func TestWriters(t *testing.T) {
 	rep := New(3, 1, 4, sim.LowerBound{Total: 300, Virtual: 120, Length: 300, MeanBusy: 250, Binding: sim.BoundLength})
-	rep.Policies = []Summary{{Policy: "asrpt", Predictor: "mean", Jobs: 3, TotalJCT: 340, RatioToLB: 340.0 / 300}}
+	fair := Fairness(&sim.Result{Jobs: fairJobs()}, nil, 1)
+	rep.Policies = []Summary{{Policy: "asrpt", Predictor: "mean", Jobs: 3, TotalJCT: 340, RatioToLB: 340.0 / 300, FairnessReport: &fair}}
+	rep.TableAccounts = 2
 	var table, js, cs bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
@@ -81,14 +83,16 @@ func TestWriters(t *testing.T) {
 	if err := rep.WriteCSV(&cs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"asrpt", "1.133", "lower bound total JCT 300 s (virtual SRPT 120, Σ run time 300, mean busy 250; binding length)"} {
+	for _, want := range []string{"asrpt", "1.133", "lower bound total JCT 300 s (virtual SRPT 120, Σ run time 300, mean busy 250; binding length)",
+		"target shares equal among the accounts", "fairness of asrpt: the 2 accounts with the most GPU-hours, of 3",
+		"fairness of asrpt: the 1 longest waits"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
 	}
 	for _, want := range []string{`"lower_bound_total_jct_s": 300`, `"lower_bound_virtual_srpt_s": 120`,
 		`"lower_bound_sum_runtime_s": 300`, `"lower_bound_mean_busy_s": 250`, `"lower_bound_binding": "length"`,
-		`"policy": "asrpt"`, `"ratio_to_lb": 1.1333`} {
+		`"policy": "asrpt"`, `"ratio_to_lb": 1.1333`, `"contended_share": 0.5757`} {
 		if !strings.Contains(js.String(), want) {
 			t.Errorf("JSON lacks %q:\n%s", want, js.String())
 		}
@@ -98,7 +102,7 @@ func TestWriters(t *testing.T) {
 		t.Errorf("CSV:\n%s", cs.String())
 	}
 	// Every key of a policy's JSON is a CSV column, and the other way round
-	// (but for the report's lower bound).
+	// (but for the report's lower bound and the fairness report).
 	var doc struct {
 		Policies []map[string]any `json:"policies"`
 	}
@@ -107,7 +111,7 @@ func TestWriters(t *testing.T) {
 	}
 	header := strings.Split(lines[0], ",")
 	for k := range doc.Policies[0] {
-		if !slices.Contains(header, k) {
+		if !slices.Contains(header, k) && k != "fairness" {
 			t.Errorf("JSON key %s is not a CSV column: %v", k, header)
 		}
 	}

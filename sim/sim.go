@@ -52,12 +52,14 @@ type Config struct {
 
 // JobResult is what happened to one job.
 type JobResult struct {
-	ID     string
-	User   string
-	GPUs   int
-	Submit float64 // seconds, as in the trace
-	Start  float64 // first start, seconds
-	End    float64 // completion, seconds
+	ID   string
+	User string
+	// Account is the job's Slurm account (job.Job.Account); may be empty.
+	Account string
+	GPUs    int
+	Submit  float64 // seconds, as in the trace
+	Start   float64 // first start, seconds
+	End     float64 // completion, seconds
 	// RunTime is the time the job spent running, seconds (the sum over its
 	// runs when preempted).
 	RunTime float64
@@ -372,7 +374,7 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			st := &states[next]
 			st.task = t
 			st.res = &res.Jobs[next]
-			*st.res = JobResult{ID: j.ID, User: j.User, GPUs: j.GPUs, Submit: j.Submit,
+			*st.res = JobResult{ID: j.ID, User: j.User, Account: j.Account, GPUs: j.GPUs, Submit: j.Submit,
 				Start: math.NaN(), Reference: t.Reference, Predicted: est.Seconds}
 			pol.Arrive(now, t)
 			if groups != nil {

@@ -302,3 +302,20 @@ func TestUsesPredictions(t *testing.T) {
 		t.Error("no predicting policy's schedule moved with the predictor")
 	}
 }
+
+// TestJobResultNames: each result carries its job's user and account.
+func TestJobResultNames(t *testing.T) {
+	jobs := []job.Job{
+		{ID: "1", User: "ann", Account: "physics", Name: "a", GPUs: 1, RunTime: 10, Submit: 0},
+		{ID: "2", User: "bob", Name: "b", GPUs: 2, RunTime: 20, Submit: 1},
+	}
+	r, err := Run(jobs, Config{Cluster: cluster.Uniform(1, 4), Policy: "fifo", Params: policy.DefaultParams()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][2]string{{"ann", "physics"}, {"bob", ""}} {
+		if got := [2]string{r.Jobs[i].User, r.Jobs[i].Account}; got != want {
+			t.Errorf("job %s: user, account = %q, want %q", r.Jobs[i].ID, got, want)
+		}
+	}
+}

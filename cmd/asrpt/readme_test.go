@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestREADMEDefaultRun: the README's table of the default run is what
+// TestREADMEDefaultRun: the README's tables of the default run are what
 // `asrpt replay` prints today, but for the events/s column (the machine's
-// speed).
+// speed): the first block is the output up to the per-policy fairness
+// tables, the second those tables of fifo and asrpt.
 func TestREADMEDefaultRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the built-in workload through every policy (a few seconds)")
@@ -24,17 +26,50 @@ func TestREADMEDefaultRun(t *testing.T) {
 	if start < 0 {
 		t.Fatal("README: no default-run section")
 	}
-	block := readme[start:]
-	block = block[strings.Index(block, "```\n")+4:]
-	block = block[:strings.Index(block, "```")]
+	var blocks []string
+	rest := readme[start:]
+	for range 2 {
+		i := strings.Index(rest, "```\n")
+		if i < 0 {
+			t.Fatal("README: the default-run section has fewer than two blocks")
+		}
+		rest = rest[i+4:]
+		j := strings.Index(rest, "```")
+		blocks = append(blocks, rest[:j])
+		rest = rest[j+3:]
+	}
 	var out, errb bytes.Buffer
 	if rc := run([]string{"replay", "--progress", "never"}, &out, &errb); rc != 0 {
 		t.Fatalf("replay: rc %d: %s", rc, errb.String())
 	}
-	want, got := dropLastColumn(block), dropLastColumn(out.String())
-	if want != got {
-		t.Errorf("README's default run differs from what asrpt replay prints:\nREADME:\n%s\nnow:\n%s", want, got)
+	head, details, ok := strings.Cut(out.String(), "\nfairness of ")
+	if !ok {
+		t.Fatalf("replay prints no per-policy fairness tables:\n%s", out.String())
 	}
+	for i, c := range []struct{ readme, now string }{
+		{blocks[0], head},
+		{blocks[1], policyDetails("fairness of "+details, "fifo", "asrpt")},
+	} {
+		if want, got := dropLastColumn(c.readme), dropLastColumn(c.now); want != got {
+			t.Errorf("README's default run, block %d, differs from what asrpt replay prints:\nREADME:\n%s\nnow:\n%s", i+1, want, got)
+		}
+	}
+}
+
+// policyDetails keeps, of the per-policy fairness tables, those of the
+// policies named.
+func policyDetails(s string, policies ...string) string {
+	var b strings.Builder
+	keep := false
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if name, _, ok := strings.Cut(strings.TrimPrefix(l, "fairness of "), ":"); ok && strings.HasPrefix(l, "fairness of ") {
+			keep = slices.Contains(policies, name)
+		}
+		if keep {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
 
 // dropLastColumn removes the last field of the table rows (events/s) and

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,10 @@ type replayFlags struct {
 	retrainEvery      float64
 	progress          string
 	frozen            bool
+	// Fairness: the accounts' shares file (sacctmgr show assoc -P), and
+	// how many accounts, users and longest waits to show per policy.
+	sharesPath                 string
+	topAccounts, topUsers, top int
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -78,6 +83,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout instead of the table")
 	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
 	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
+	fs.StringVar(&f.sharesPath, "shares", "", "the accounts' target shares, from `file` (the output of sacctmgr show assoc -P; default: equal shares)")
+	fs.IntVar(&f.topAccounts, "top-accounts", 5, "accounts with the most GPU-hours listed per policy in the table (the JSON has all)")
+	fs.IntVar(&f.topUsers, "top-users", 0, "users with the most GPU-hours listed per policy in the table (the JSON has all)")
+	fs.IntVar(&f.top, "longest", 5, "longest-waiting jobs listed per policy, in the table and the JSON")
 	readParams := policyFlags(fs, &f.params)
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
@@ -153,6 +162,12 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	if _, err := newPredictor(f.predictor, f.seed, f.retrainEvery); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	var shares map[string]float64
+	if f.sharesPath != "" {
+		if shares, err = report.ReadSharesFile(f.sharesPath); err != nil {
+			return fmt.Errorf("--shares: %w", err)
+		}
+	}
 	jobs, err := f.workload(c, stderr)
 	if err != nil {
 		return err
@@ -167,6 +182,10 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	lb := sim.ComputeLowerBound(prepared, env.G)
 	rep := report.New(len(prepared), excluded, env.G, lb)
 	rep.Workload = f.describe(c)
+	rep.SharesFile, rep.TableAccounts, rep.TableUsers = f.sharesPath, f.topAccounts, f.topUsers
+	if shares != nil && !slices.ContainsFunc(prepared, func(j job.Job) bool { return shares[j.Account] > 0 }) {
+		fmt.Fprintf(stderr, "asrpt replay: --shares %s: no account of the workload has a share there; every target share is 0\n", f.sharesPath)
+	}
 	if excluded > 0 {
 		fmt.Fprintf(stderr, "asrpt replay: %d jobs larger than the cluster's %d GPUs excluded\n", excluded, env.G)
 	}
@@ -206,6 +225,8 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			if wall > 0 {
 				s.EventsPerSecond = float64(r.Events) / wall
 			}
+			fair := report.Fairness(r, shares, f.top)
+			s.FairnessReport = &fair
 			summaries[i] = s
 			if keep {
 				results[i] = r

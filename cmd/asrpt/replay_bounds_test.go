@@ -40,6 +40,9 @@ func TestReplayFlagsRefused(t *testing.T) {
 		{[]string{"--parallel", "99999999999"}, "--parallel 99999999999: want 1..1024"},
 		{[]string{"--unseen", "sometimes"}, "sometimes"},
 		{[]string{"--rank", "mean"}, "mean"},
+		{[]string{"--longest", "-1"}, "--longest -1: want 0..100000"},
+		{[]string{"--top-accounts", "100001"}, "--top-accounts 100001: want 0..100000"},
+		{[]string{"--top-users", "-5"}, "--top-users -5: want 0..100000"},
 		{[]string{"--json", "r.json"}, `--json takes no file (it prints JSON on stdout): write "r.json" with --out`},
 	}
 	for _, tc := range cases {

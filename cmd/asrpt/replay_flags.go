@@ -16,6 +16,8 @@ const (
 	maxReplayNodes = 1 << 16
 	// maxParallel is the largest --parallel: 1024 replays at once.
 	maxParallel = 1024
+	// maxTop is the largest --top-accounts, --top-users and --longest.
+	maxTop = 100000
 	// maxRetrainEvery is the largest --retrain-every: 100 years of
 	// simulated seconds (3,153,600,000 s); the forest then never retrains.
 	maxRetrainEvery = 100 * 365 * 86400
@@ -51,6 +53,14 @@ func (f *replayFlags) validate() error {
 	}
 	if f.parallel < 1 || f.parallel > maxParallel {
 		return bad("parallel", f.parallel, fmt.Sprintf("1..%d", maxParallel))
+	}
+	for _, t := range []struct {
+		flag string
+		v    int
+	}{{"top-accounts", f.topAccounts}, {"top-users", f.topUsers}, {"longest", f.top}} {
+		if t.v < 0 || t.v > maxTop {
+			return bad(t.flag, t.v, fmt.Sprintf("0..%d", maxTop))
+		}
 	}
 	if !slices.Contains(progressModes, f.progress) {
 		return bad("progress", fmt.Sprintf("%q", f.progress), "auto, always or never")

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/asrpt/asrpt/report"
 )
 
 // writeTrace writes a native CSV trace into a temporary directory.
@@ -199,5 +202,73 @@ func TestReplaySlurmConfPriority(t *testing.T) {
 	code := run([]string{"replay", "--slurm-conf", bad, "--jobs", "10", "--policies", "multifactor"}, &stdout, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "PriorityWeightAge") || !strings.Contains(stderr.String(), "slurm.conf:") {
 		t.Errorf("bad weight: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestReplayFairness replays three jobs on one 4-GPU node through fifo:
+// 1 (ann, phys, 4 GPUs, 100 s) at 0, 2 (cat, chem, 4 GPUs, 50 s) at 1 and
+// 3 (bob, phys, 2 GPUs, 10 s) at 2. Job 2 runs in [100, 150], job 3 in
+// [150, 160]; jobs wait in [1, 150), when job 1 gets 4×99 GPU-seconds and
+// job 2 4×50. The shares file gives phys 1 and chem 3.
+func TestReplayFairness(t *testing.T) {
+	p := writeTrace(t, header+"1,0,ann,a,phys,p,4,1,100,600,COMPLETED\n2,1,cat,b,chem,p,4,1,50,600,COMPLETED\n"+
+		"3,2,bob,c,phys,p,2,1,10,600,COMPLETED\n")
+	shares := filepath.Join(t.TempDir(), "assoc.txt")
+	if err := os.WriteFile(shares, []byte("Cluster|Account|User|Share\nc|root||1\nc|phys||1\nc|phys|ann|parent\nc|chem||3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"replay", "--trace", p, "--nodes", "1", "--gpus-per-node", "4", "--policies", "fifo",
+		"--predictor", "mean", "--progress", "never", "--shares", shares, "--longest", "2", "--top-users", "1"}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"target shares from " + shares, "fairness of fifo: the 2 accounts with the most GPU-hours, of 2",
+		"fairness of fifo: the 1 users with the most GPU-hours, of 3", "fairness of fifo: the 2 longest waits"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	if code := run(append(args, "--json"), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep struct {
+		SharesFile string `json:"shares_file"`
+		Policies   []struct {
+			Fairness report.FairnessReport `json:"fairness"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Policies) != 1 {
+		t.Fatalf("JSON: %v\n%s", err, stdout.String())
+	}
+	f := rep.Policies[0].Fairness
+	phys, _ := f.Account("phys")
+	chem, _ := f.Account("chem")
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if rep.SharesFile != shares || f.Targets != report.TargetsShares || !near(f.ContendedSeconds, 149) ||
+		!near(phys.ContendedShare, 396.0/596) || !near(chem.ContendedShare, 200.0/596) ||
+		!near(phys.TargetShare, 0.25) || !near(chem.TargetShare, 0.75) || f.MaxWait != 148 || len(f.Users) != 3 {
+		t.Errorf("fairness %+v", f)
+	}
+	if len(f.Longest) != 2 || f.Longest[0].ID != "3" || f.Longest[0].Wait != 148 || f.Longest[1].ID != "2" || f.Longest[1].Wait != 99 {
+		t.Errorf("longest %+v", f.Longest)
+	}
+
+	// A bad shares file: the error names the file, the line and the field.
+	if err := os.WriteFile(shares, []byte("Account|User|Share\nphys||1\nchem||many\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run(args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), shares+`:3: field Share: "many"`) {
+		t.Errorf("bad shares: exit %d, stderr %q", code, stderr.String())
+	}
+	// Shares of other accounts only: a warning, every target 0.
+	if err := os.WriteFile(shares, []byte("Account|User|Share\nbio||1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run(args, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "no account of the workload has a share") {
+		t.Errorf("foreign shares: exit %d, stderr %q", code, stderr.String())
 	}
 }

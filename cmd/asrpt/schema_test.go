@@ -72,12 +72,16 @@ func TestJSONSchemas(t *testing.T) {
 	if err := os.WriteFile(trace, gen.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shares := filepath.Join(dir, "assoc.txt")
+	if err := os.WriteFile(shares, []byte("Account|User|Share\nlab1||2\nlab2||1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	outputs := map[string]func() []byte{
 		"replay": func() []byte {
 			out := filepath.Join(dir, "replay.json")
 			var so, se bytes.Buffer
 			if rc := run([]string{"replay", "--trace", trace, "--nodes", "4", "--gpus-per-node", "8", "--policies", "fifo,asrpt,asrpt-oracle",
-				"--predictor", "mean", "--progress", "never", "--out", out}, &so, &se); rc != 0 {
+				"--predictor", "mean", "--progress", "never", "--shares", shares, "--out", out}, &so, &se); rc != 0 {
 				t.Fatalf("replay: %s", se.String())
 			}
 			b, _ := os.ReadFile(out)
