@@ -23,6 +23,9 @@ type Config struct {
 	Policies []string
 	// Params are the policy tunables.
 	Params policy.Params
+	// Site is the priority configuration of the multifactor model
+	// (multifactor, asrpt-factor); nil: policy.ExampleSite().
+	Site *policy.Site
 	// NewPredictor returns a fresh predictor with the given seed for one
 	// replay; it is called once per replay. The oracle variants ignore
 	// what it returns.
@@ -276,6 +279,7 @@ func prepare(c Case, cfg Config) (prepared, error) {
 	}
 	cl := cluster.Uniform(c.Nodes, c.GPUsPerNode)
 	env := policy.NewEnv(cl, cfg.Params)
+	env.Site = cfg.Site
 	jobs, excluded, err := sim.Prepare(jobs, env)
 	if err != nil {
 		return prepared{}, err

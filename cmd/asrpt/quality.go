@@ -59,6 +59,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout instead of the table")
 	fs.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "replays run at once")
 	readParams := policyFlags(fs, &params)
+	siteOpts := siteFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -91,6 +92,10 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(names) == 0 {
 		return fmt.Errorf("%w: --policies is empty", errUsage)
 	}
+	site, err := siteOpts.site("")
+	if err != nil {
+		return err
+	}
 	env := policy.NewEnv(cluster.Uniform(1, 8), params)
 	for _, n := range names {
 		if _, err := policy.New(n, env); err != nil {
@@ -120,6 +125,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res, err := quality.Run(ctx, all, quality.Config{
 		Policies:     names,
 		Params:       params,
+		Site:         site,
 		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
 		Seeds:        seeds,
 		Parallel:     parallel,

@@ -83,7 +83,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout instead of the table")
 	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
 	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
-	fs.StringVar(&f.sharesPath, "shares", "", "the accounts' target shares, from `file` (the output of sacctmgr show assoc -P; default: equal shares)")
+	fs.StringVar(&f.sharesPath, "shares", "", "the accounts' shares, from `file` (the output of sacctmgr show assoc -P; default: equal shares): the fairness report's targets and multifactor's fair share")
 	fs.IntVar(&f.topAccounts, "top-accounts", 5, "accounts with the most GPU-hours listed per policy in the table (the JSON has all)")
 	fs.IntVar(&f.topUsers, "top-users", 0, "users with the most GPU-hours listed per policy in the table (the JSON has all)")
 	fs.IntVar(&f.top, "longest", 5, "longest-waiting jobs listed per policy, in the table and the JSON")
@@ -167,6 +167,9 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		if shares, err = report.ReadSharesFile(f.sharesPath); err != nil {
 			return fmt.Errorf("--shares: %w", err)
 		}
+		// The multifactor model's fair share: the same accounts' shares,
+		// equal shares among each account's users.
+		env.Site.AccountShares = shares
 	}
 	jobs, err := f.workload(c, stderr)
 	if err != nil {
