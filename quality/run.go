@@ -309,6 +309,15 @@ func replay(ctx context.Context, caseName string, p *prepared, name string, seed
 	wall := time.Since(start).Seconds()
 	s := report.Summarize(r, p.lb)
 	s.WallSeconds = wall
+	// Who waited: every policy's overall figures; the accounts' shares
+	// only where the factor-mode comparison reads them (FactorSummary),
+	// which keeps the suite's JSON small.
+	f := report.Fairness(r, nil, 0)
+	f.Users = nil
+	if !factorCompared(name, cfg) {
+		f.Accounts = nil
+	}
+	s.FairnessReport = &f
 	if f, ok := pred.(*predictor.Forest); ok && r.Predictor == f.Name() {
 		st := f.Stats()
 		s.Trainings, s.TrainSeconds = st.Trainings, st.TrainSeconds

@@ -24,7 +24,8 @@ const WithinTolerance = 1.05
 // Every ratio is candidate / X: the candidate's total JCT over X's on the
 // same case (< 1: the candidate is better). The baselines of a case are the
 // policies run without the oracle suffix other than the candidate and the
-// preemptive policy; the oracle baselines are the oracle variants of the
+// preemptive policy and the candidate in factor mode (FactorSuffix); the
+// oracle baselines are the oracle variants of the
 // same. Means are geometric, over the cases where both sides were run.
 type Summary struct {
 	Candidate  string `json:"candidate"`
@@ -42,6 +43,9 @@ type Summary struct {
 	// Headroom says how far below its oracle any policy of the run gets,
 	// which bounds what the candidate can hope for with these predictions.
 	Headroom Headroom `json:"headroom"`
+	// Factor compares the candidate in factor mode with multifactor (nil
+	// when the run lacks one of them).
+	Factor *FactorSummary `json:"factor,omitempty"`
 	// Below, Within5 and Above count the cases of each verdict.
 	Below   int `json:"cases_below"`
 	Within5 int `json:"cases_within5"`
@@ -154,10 +158,10 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		for _, name := range policies {
 			t := total(name)
 			base, isOracle := policy.Split(name)
-			if t > 0 && !isOracle && base != candidate && (bestOther == 0 || t < bestOther) {
+			if t > 0 && !isOracle && base != candidate && base != candidate+FactorSuffix && (bestOther == 0 || t < bestOther) {
 				bestOther = t
 			}
-			if t == 0 || base == candidate || base == preemptive {
+			if t == 0 || base == candidate || base == preemptive || base == candidate+FactorSuffix {
 				continue
 			}
 			if !isOracle && (bestTotal == 0 || t < bestTotal) {
@@ -193,6 +197,7 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		best.mean(), pre.mean(), orc.mean(), orcBest.mean()
 	s.Headroom = Headroom{BestBaselineVsOracle: hBest.mean(), PreemptiveVsOracle: hPre.mean(),
 		BestOtherVsOracle: hOther.mean(), BestBaselineVsBestOracleBaseline: hBase.mean()}
+	s.Factor = SummarizeFactor(cases, candidate)
 	for _, name := range policies {
 		var r ratios
 		for i := range cases {

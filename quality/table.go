@@ -78,6 +78,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 			{"best non-oracle baseline / best oracle baseline", h.BestBaselineVsBestOracleBaseline},
 		})
 	}
+	writeFactor(ew, s.Factor, cand)
 	r.writeSeedMeans(ew)
 	if n := s.Below + s.Within5 + s.Above; n > 0 {
 		fmt.Fprintf(ew, "%s is below every baseline on %d of %d cases, within %.0f%% of the best on %d, above on %d.\n",
@@ -254,4 +255,23 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	e.err = err
 	return n, err
+}
+
+// writeFactor prints the factor-mode comparison (Summary.Factor).
+func writeFactor(w io.Writer, f *FactorSummary, cand string) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nfactor mode: %s against %s (what the site runs today), and %s against it:\n", f.Factor, f.Baseline, cand)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "case\t%s/%s\t%s/%s\tmax wait s\t%s max wait s\tp99 wait s\t%s p99 wait s\tworst account\tshare change\t\n",
+		f.Factor, f.Baseline, cand, f.Baseline, f.Baseline, f.Baseline)
+	for _, c := range f.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%+.1f%%\t\n", c.Case, ratio(c.FactorVsBaseline),
+			ratio(c.CandidateVsBaseline), c.MaxWait, c.BaselineMaxWait, c.P99Wait, c.BaselineP99Wait, dash(c.WorstAccount), 100*c.ShareChange)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%s keeps %.0f%% of %s's gain over %s (geometric means %.3f and %.3f); its longest wait exceeds %s's on %d of %d cases, its p99 wait on %d; an account's share of the contended GPU-hours (accounts of at least %.0f%%) moves by more than %.0f%% on %d.\n",
+		f.Factor, 100*f.GainKept, cand, f.Baseline, f.FactorVsBaseline, f.CandidateVsBaseline, f.Baseline,
+		f.MaxWaitAbove, len(f.Cases), f.P99WaitAbove, 100*MinComparedShare, 100*ShareTolerance, f.SharesOff)
 }
