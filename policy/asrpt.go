@@ -341,6 +341,7 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 // started takes t, which has just started, out of the waiting jobs.
 func (a *asrpt) started(t *Task) {
 	a.wait.remove(t)
+	a.wait.started(t.Start, t)
 	if t.released {
 		a.queue.Delete(t)
 	} else {

@@ -21,13 +21,13 @@ const (
 	MaxSlack = 1000
 	// MaxWaitLimit is the largest WaitLimit: 10 years, seconds.
 	MaxWaitLimit = 10 * 365 * 86400
-	// MaxWaitFactor is the largest WaitFactor: 1e6.
+	// MaxWaitFactor is the largest WaitFactor and WaitScale: 1e6.
 	MaxWaitFactor = 1e6
 )
 
 // ParamError is a Params value out of range. Name is the tunable's
 // snake_case name (comm_heavy, tau, slack, depth, reservations, unseen,
-// rank, wait_limit, wait_factor): the sidecar configuration's key under policy., and with '-' for
+// rank, wait_limit, wait_factor, wait_scale): the sidecar configuration's key under policy., and with '-' for
 // '_' the replay's flag.
 type ParamError struct {
 	Name  string
@@ -48,7 +48,7 @@ func (e *ParamError) Error() string {
 //   - Reservations: ≥ 0 (0: none; the sidecar asks for ≥ 1);
 //   - Unseen and Rank: one of their named values;
 //   - WaitLimit: a finite number of seconds in 0..MaxWaitLimit (0: none);
-//   - WaitFactor: a finite number in 0..MaxWaitFactor (0: none).
+//   - WaitFactor, WaitScale: a finite number in 0..MaxWaitFactor (0: none).
 //
 // NaN and infinities are out of every range.
 func (p Params) Validate() error {
@@ -83,5 +83,8 @@ func (p Params) Validate() error {
 	if err := num("wait_limit", p.WaitLimit, 0, MaxWaitLimit); err != nil {
 		return err
 	}
-	return num("wait_factor", p.WaitFactor, 0, MaxWaitFactor)
+	if err := num("wait_factor", p.WaitFactor, 0, MaxWaitFactor); err != nil {
+		return err
+	}
+	return num("wait_scale", p.WaitScale, 0, MaxWaitFactor)
 }

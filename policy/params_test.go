@@ -38,6 +38,7 @@ func TestParamsValidate(t *testing.T) {
 		{"wait_limit +Inf", func(p *Params) { p.WaitLimit = math.Inf(1) }, "wait_limit", "+Inf"},
 		{"wait_factor NaN", func(p *Params) { p.WaitFactor = math.NaN() }, "wait_factor", "NaN"},
 		{"wait_factor past max", func(p *Params) { p.WaitFactor = 2e6 }, "wait_factor", "2e+06"},
+		{"wait_scale negative", func(p *Params) { p.WaitScale = -2 }, "wait_scale", "-2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

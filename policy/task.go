@@ -115,7 +115,18 @@ type Params struct {
 	// least MinWaitBase seconds) is overdue too. 0: no relative bound. A
 	// job is overdue at the first bound it reaches.
 	WaitFactor float64
+	// WaitScale bounds waiting relative to the queue: a job that has
+	// waited WaitScale times the mean wait of the last RecentStarts jobs
+	// started (at least MinWaitBase seconds) is overdue too, so that the
+	// bound follows the load: under heavy overload, when every job waits
+	// days, only the jobs left far behind the others move to the front.
+	// 0: no such bound.
+	WaitScale float64
 }
+
+// RecentStarts is how many of the latest starts WaitScale's mean wait is
+// over.
+const RecentStarts = 128
 
 // MinWaitBase is the least predicted run time, seconds, that WaitFactor
 // multiplies: a job predicted to run seconds is not overdue after seconds

@@ -14,13 +14,17 @@ import (
 const overdueKeyBase = 1 << 37
 
 // waitBound holds A-SRPT's waiting jobs by the time they become overdue
-// under Params.WaitLimit and Params.WaitFactor (README, "Living with the
-// site's policy"). A job is overdue at the first bound it reaches:
-// Submit + WaitLimit, or Submit + WaitFactor·max(ranked prediction,
-// MinWaitBase).
+// under Params.WaitLimit, WaitFactor and WaitScale (README, "Living with
+// the site's policy"). A job is overdue at the first bound it reaches:
+// Submit + WaitLimit, Submit + WaitFactor·max(ranked prediction,
+// MinWaitBase), or Submit + WaitScale·max(recent mean wait, MinWaitBase).
 type waitBound struct {
-	limit, factor float64
-	tree          *btree.BTreeG[*Task] // waiting, not yet overdue, by (due, seq)
+	limit, factor, scale float64
+	tree                 *btree.BTreeG[*Task] // waiting, not yet overdue, by (due, seq): the fixed bounds
+	bySubmit             *btree.BTreeG[*Task] // the same jobs by (submit, seq), for the relative bound
+	recent               [RecentStarts]float64
+	nrecent, next0       int
+	sum                  float64
 }
 
 func byDue(a, b *Task) bool {
@@ -30,14 +34,19 @@ func byDue(a, b *Task) bool {
 	return a.Seq < b.Seq
 }
 
-func newWaitBound(p Params) waitBound {
-	return waitBound{limit: p.WaitLimit, factor: p.WaitFactor, tree: btree.NewG(btreeDegree, byDue)}
+func bySubmitSeq(a, b *Task) bool {
+	if a.Submit != b.Submit {
+		return a.Submit < b.Submit
+	}
+	return a.Seq < b.Seq
 }
 
-// on reports whether any bound is set.
-func (w *waitBound) on() bool { return w.limit > 0 || w.factor > 0 }
+func newWaitBound(p Params) waitBound {
+	return waitBound{limit: p.WaitLimit, factor: p.WaitFactor, scale: p.WaitScale,
+		tree: btree.NewG(btreeDegree, byDue), bySubmit: btree.NewG(btreeDegree, bySubmitSeq)}
+}
 
-// dueAt returns when t becomes overdue, or +Inf when no bound is set.
+// dueAt returns when t becomes overdue under the fixed bounds, or +Inf.
 func (w *waitBound) dueAt(t *Task) float64 {
 	due := math.Inf(1)
 	if w.limit > 0 {
@@ -49,6 +58,31 @@ func (w *waitBound) dueAt(t *Task) float64 {
 	return due
 }
 
+// relative returns the relative bound's wait now, seconds, or +Inf.
+func (w *waitBound) relative() float64 {
+	if w.scale <= 0 || w.nrecent == 0 {
+		return math.Inf(1)
+	}
+	return w.scale * math.Max(w.sum/float64(w.nrecent), MinWaitBase)
+}
+
+// started records the wait of a job that has just started, for the
+// relative bound.
+func (w *waitBound) started(now float64, t *Task) {
+	if w.scale <= 0 {
+		return
+	}
+	wait := math.Max(now-t.Submit, 0)
+	if w.nrecent == RecentStarts {
+		w.sum -= w.recent[w.next0]
+	} else {
+		w.nrecent++
+	}
+	w.recent[w.next0] = wait
+	w.sum += wait
+	w.next0 = (w.next0 + 1) % RecentStarts
+}
+
 // add starts watching waiting job t (not overdue): t.due is set from its
 // current prediction.
 func (w *waitBound) add(t *Task) {
@@ -56,33 +90,53 @@ func (w *waitBound) add(t *Task) {
 	if !math.IsInf(t.due, 1) {
 		w.tree.ReplaceOrInsert(t)
 	}
+	if w.scale > 0 {
+		w.bySubmit.ReplaceOrInsert(t)
+	}
 }
 
 // remove stops watching t (started, withdrawn, overdue, re-predicted).
 func (w *waitBound) remove(t *Task) {
-	if !t.overdue && !math.IsInf(t.due, 1) {
+	if t.overdue {
+		return
+	}
+	if !math.IsInf(t.due, 1) {
 		w.tree.Delete(t)
 	}
-}
-
-// next returns the earliest due time watched, or +Inf.
-func (w *waitBound) next() float64 {
-	if t, ok := w.tree.Min(); ok {
-		return t.due
+	if w.scale > 0 {
+		w.bySubmit.Delete(t)
 	}
-	return math.Inf(1)
 }
 
-// popDue removes the jobs due at or before now, earliest first, marks
-// them overdue and calls f on each.
+// next returns the earliest time a watched job becomes overdue, or +Inf.
+func (w *waitBound) next() float64 {
+	next := math.Inf(1)
+	if t, ok := w.tree.Min(); ok {
+		next = t.due
+	}
+	if t, ok := w.bySubmit.Min(); ok {
+		next = math.Min(next, t.Submit+w.relative())
+	}
+	return next
+}
+
+// popDue removes the jobs overdue at now, earliest due first, marks them
+// overdue (t.due: when they became so) and calls f on each.
 func (w *waitBound) popDue(now float64, f func(t *Task)) {
 	for {
-		t, ok := w.tree.Min()
-		if !ok || t.due > now {
+		a, okA := w.tree.Min()
+		b, okB := w.bySubmit.Min()
+		rel := w.relative()
+		switch {
+		case okA && a.due <= now && (!okB || a.due <= b.Submit+rel):
+			w.remove(a)
+		case okB && b.Submit+rel <= now:
+			w.remove(b)
+			b.due, a = b.Submit+rel, b
+		default:
 			return
 		}
-		w.tree.DeleteMin()
-		t.overdue = true
-		f(t)
+		a.overdue = true
+		f(a)
 	}
 }

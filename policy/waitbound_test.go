@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/prediction"
 )
 
@@ -87,5 +88,55 @@ func TestWaitBound(t *testing.T) {
 	pol.Schedule(5000, fullFree(t, env))
 	if got := ids(pol.Pending()); got[0] == "a" {
 		t.Errorf("asrpt-paper: pending %v: the wait bound applies to the revised dispatch only", got)
+	}
+}
+
+// TestWaitScale checks the relative bound: after starts that waited 1000
+// s on average, a job that has waited WaitScale·1000 s is overdue, and not
+// before; the bound follows the recent waits.
+func TestWaitScale(t *testing.T) {
+	params := DefaultParams()
+	params.WaitScale = 3
+	env := NewEnv(cluster.Uniform(1, 8), params)
+	pol, _ := New("asrpt", env)
+	a := pol.(*asrpt)
+	// Two 8-GPU jobs that start after waiting 1000 s each, one at a time.
+	warm := newTasks(t, env, [][2]float64{{8, 10}, {8, 10}})
+	free := placement.NewFree(env.Cluster)
+	for i, w := range warm {
+		w.Submit = float64(i) * 2000
+		pol.Arrive(w.Submit, w)
+		full := fullFree(t, env)
+		pol.Schedule(w.Submit+999, full)
+		ds := pol.Schedule(w.Submit+1000, free)
+		if len(ds) != 1 {
+			t.Fatalf("warm-up %d: %d starts", i, len(ds))
+		}
+		if err := free.Give(&w.Placement); err != nil {
+			t.Fatal(err)
+		}
+		pol.Finish(w.Submit+1010, w)
+	}
+	if got := a.wait.relative(); got != 3000 {
+		t.Fatalf("relative bound %v, want 3·1000", got)
+	}
+	// A large job and a small one arrive; the large one is last by size
+	// until it has waited 3000 s.
+	ts := newTasks(t, env, [][2]float64{{8, 5000}, {1, 10}, {1, 20}})
+	for i, task := range ts {
+		task.Submit = 10000 + float64(i)
+		pol.Arrive(task.Submit, task)
+	}
+	if got := a.wait.next(); got != 13000 {
+		t.Fatalf("next due %v, want 13000", got)
+	}
+	full := fullFree(t, env)
+	pol.Schedule(12999, full)
+	if got := ids(pol.Pending()); got[0] == "a" {
+		t.Fatalf("pending %v before the bound", got)
+	}
+	pol.Schedule(13000, full)
+	if got := ids(pol.Pending()); got[0] != "a" {
+		t.Fatalf("pending %v at the bound, want a first", got)
 	}
 }

@@ -20,6 +20,7 @@ func policyFlags(fs *flag.FlagSet, p *policy.Params) func() error {
 	fs.IntVar(&p.Reservations, "reservations", p.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K; 0: none)")
 	rank := fs.String("rank", p.Rank.String(), "prediction that orders waiting jobs: median or expected")
 	fs.Var(secondsFlag{p: &p.WaitLimit, zero: true}, "wait-limit", "A-SRPT: a job waiting this long moves to the front of the order (seconds or 90m, 24h, 2d; 0: no bound)")
+	fs.Float64Var(&p.WaitScale, "wait-scale", p.WaitScale, "A-SRPT: a job waiting this many times the mean wait of the last 128 jobs started (at least 10 minutes) moves to the front (0: no bound)")
 	fs.Float64Var(&p.WaitFactor, "wait-factor", p.WaitFactor, "A-SRPT: a job waiting this many times its predicted run time (at least 10 minutes) moves to the front (0: no bound)")
 	return func() error {
 		u, err := policy.ParseUnseen(*unseen)
