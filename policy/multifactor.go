@@ -55,6 +55,9 @@ func newMultifactor(name string, env *Env, factor bool) *multifactor {
 	}
 	if factor {
 		m.inner = newASRPT(name, env, true)
+		p := env.Params
+		p.WaitScale = m.site.WaitScale
+		m.inner.wait = newWaitBound(p)
 	}
 	return m
 }

@@ -17,21 +17,31 @@ type Site struct {
 	// SiteFactorMax is the top of the site-factor range asrpt-factor
 	// writes (Slurm priority units); see SiteFactors.
 	SiteFactorMax uint32
+	// WaitScale is asrpt-factor's Params.WaitScale, in place of the
+	// Params' own: the factor mode lives with the site's policy and bounds
+	// waiting by default (DefaultFactorWaitScale), the priority mode keeps
+	// the strict A-SRPT order unless told otherwise.
+	WaitScale float64
 }
+
+// DefaultFactorWaitScale is the relative wait bound of the factor mode
+// (Params.WaitScale of asrpt-factor and of the sidecar's factor mode),
+// chosen on the quality suite (README, "Living with the site's policy").
+const DefaultFactorWaitScale = 200
 
 // ExampleSite is the multifactor configuration replayed when no slurm.conf
 // is given: the weights and time constants of the configuration example
 // in Slurm's multifactor documentation (PriorityWeightFairshare=10000,
 // PriorityWeightAge, JobSize and Partition 1000, QOS 0,
 // PriorityDecayHalfLife and PriorityMaxAge 14 days, PriorityFavorSmall=NO),
-// Fair Tree, a 5-minute PriorityCalcPeriod, equal shares, and
-// DefaultSiteFactorMax.
+// Fair Tree, a 5-minute PriorityCalcPeriod, equal shares,
+// DefaultSiteFactorMax and DefaultFactorWaitScale.
 func ExampleSite() *Site {
 	p := slurmconf.DefaultPriorityConf()
 	p.Type = "priority/multifactor"
 	p.WeightAge, p.WeightFairshare, p.WeightJobSize, p.WeightPartition, p.WeightQOS = 1000, 10000, 1000, 1000, 0
 	p.DecayHalfLife, p.MaxAge = 14*86400, 14*86400
-	return &Site{Priority: p, SiteFactorMax: DefaultSiteFactorMax}
+	return &Site{Priority: p, SiteFactorMax: DefaultSiteFactorMax, WaitScale: DefaultFactorWaitScale}
 }
 
 func (s *Site) accountShares(account string) float64 {

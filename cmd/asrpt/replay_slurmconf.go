@@ -23,6 +23,7 @@ func loadSlurmCluster(dir string) (*cluster.Cluster, error) {
 // asrpt-factor policies) shared by replay and quality.
 type siteOptions struct {
 	siteFactorMax uint64
+	waitScale     float64
 }
 
 // siteFlags registers the multifactor model's flags on fs.
@@ -30,6 +31,8 @@ func siteFlags(fs *flag.FlagSet) *siteOptions {
 	o := &siteOptions{}
 	fs.Uint64Var(&o.siteFactorMax, "site-factor-max", policy.DefaultSiteFactorMax,
 		"asrpt-factor: the site factor of the head of the A-SRPT order, Slurm priority points (the tail gets 0)")
+	fs.Float64Var(&o.waitScale, "factor-wait-scale", policy.DefaultFactorWaitScale,
+		"asrpt-factor: --wait-scale of the factor mode (a job waiting this many times the recent mean wait moves to the front; 0: none)")
 	return o
 }
 
@@ -52,6 +55,9 @@ func (o *siteOptions) site(dir string) (*policy.Site, error) {
 		}
 		s.Priority = p
 	}
-	s.SiteFactorMax = uint32(o.siteFactorMax)
+	if !(o.waitScale >= 0 && o.waitScale <= policy.MaxWaitFactor) {
+		return nil, fmt.Errorf("%w: --factor-wait-scale %v: want a finite number in 0..%g", errUsage, o.waitScale, float64(policy.MaxWaitFactor))
+	}
+	s.SiteFactorMax, s.WaitScale = uint32(o.siteFactorMax), o.waitScale
 	return s, nil
 }
