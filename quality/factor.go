@@ -49,10 +49,17 @@ type FactorSummary struct {
 	// MaxWaitAbove and P99WaitAbove count the cases where the factor
 	// mode's longest (p99) wait exceeds the baseline's; SharesOff those
 	// where an account's share moved by more than ShareTolerance.
-	MaxWaitAbove int          `json:"max_wait_above"`
-	P99WaitAbove int          `json:"p99_wait_above"`
-	SharesOff    int          `json:"shares_off"`
-	Cases        []FactorCase `json:"cases"`
+	MaxWaitAbove int `json:"max_wait_above"`
+	P99WaitAbove int `json:"p99_wait_above"`
+	SharesOff    int `json:"shares_off"`
+	// MaxWaitVsBaseline and P99WaitVsBaseline are the geometric means of
+	// the factor mode's longest and p99 waits over the baseline's, over
+	// the cases where both waited.
+	MaxWaitVsBaseline Mean `json:"max_wait_vs_baseline"`
+	P99WaitVsBaseline Mean `json:"p99_wait_vs_baseline"`
+	// MeanShareChange is the mean over the cases of |ShareChange|.
+	MeanShareChange float64      `json:"mean_share_change"`
+	Cases           []FactorCase `json:"cases"`
 }
 
 // FactorCase is one case of FactorSummary. Waits are seconds.
@@ -76,7 +83,8 @@ type FactorCase struct {
 func SummarizeFactor(cases []CaseResult, candidate string) *FactorSummary {
 	name := candidate + FactorSuffix
 	s := &FactorSummary{Factor: name, Baseline: FactorBaseline}
-	var fac, cand ratios
+	var fac, cand, maxWait, p99Wait ratios
+	var shareSum float64
 	for i := range cases {
 		c := &cases[i]
 		f, b, k := c.Policy(name), c.Policy(FactorBaseline), c.Policy(candidate)
@@ -88,6 +96,8 @@ func SummarizeFactor(cases []CaseResult, candidate string) *FactorSummary {
 		if ff, bf := f.FairnessReport, b.FairnessReport; ff != nil && bf != nil {
 			fc.MaxWait, fc.BaselineMaxWait = ff.MaxWait, bf.MaxWait
 			fc.P99Wait, fc.BaselineP99Wait = ff.P99Wait, bf.P99Wait
+			maxWait.add(fc.MaxWait, fc.BaselineMaxWait)
+			p99Wait.add(fc.P99Wait, fc.BaselineP99Wait)
 			if fc.MaxWait > fc.BaselineMaxWait {
 				s.MaxWaitAbove++
 			}
@@ -107,12 +117,15 @@ func SummarizeFactor(cases []CaseResult, candidate string) *FactorSummary {
 				s.SharesOff++
 			}
 		}
+		shareSum += math.Abs(fc.ShareChange)
 		s.Cases = append(s.Cases, fc)
 	}
 	if len(s.Cases) == 0 {
 		return nil
 	}
 	s.FactorVsBaseline, s.CandidateVsBaseline = fac.mean().Geomean, cand.mean().Geomean
+	s.MaxWaitVsBaseline, s.P99WaitVsBaseline = maxWait.mean(), p99Wait.mean()
+	s.MeanShareChange = shareSum / float64(len(s.Cases))
 	if gain := 1 - s.CandidateVsBaseline; gain > 0 {
 		s.GainKept = (1 - s.FactorVsBaseline) / gain
 	}

@@ -44,6 +44,12 @@ func TestSummarizeFactor(t *testing.T) {
 	if f.MaxWaitAbove != 1 || f.P99WaitAbove != 0 || f.SharesOff != 1 {
 		t.Errorf("above: max %d p99 %d shares %d, want 1 0 1", f.MaxWaitAbove, f.P99WaitAbove, f.SharesOff)
 	}
+	if !near(f.MaxWaitVsBaseline.Geomean, math.Sqrt(120.0/100*90.0/100)) || !near(f.P99WaitVsBaseline.Geomean, math.Sqrt(40.0/50)) {
+		t.Errorf("wait means %+v %+v", f.MaxWaitVsBaseline, f.P99WaitVsBaseline)
+	}
+	if want := (math.Abs((0.355-0.39)/0.39) + 0.2) / 2; !near(f.MeanShareChange, want) {
+		t.Errorf("mean share change %v, want %v", f.MeanShareChange, want)
+	}
 	if c := f.Cases[0]; c.WorstAccount != "small" || !near(c.ShareChange, (0.355-0.39)/0.39) {
 		t.Errorf("case a: worst %q %v, want small %v (tiny is below 2%%)", c.WorstAccount, c.ShareChange, (0.355-0.39)/0.39)
 	}

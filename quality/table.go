@@ -271,7 +271,8 @@ func writeFactor(w io.Writer, f *FactorSummary, cand string) {
 			ratio(c.CandidateVsBaseline), c.MaxWait, c.BaselineMaxWait, c.P99Wait, c.BaselineP99Wait, dash(c.WorstAccount), 100*c.ShareChange)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%s keeps %.0f%% of %s's gain over %s (geometric means %.3f and %.3f); its longest wait exceeds %s's on %d of %d cases, its p99 wait on %d; an account's share of the contended GPU-hours (accounts of at least %.0f%%) moves by more than %.0f%% on %d.\n",
+	fmt.Fprintf(w, "%s keeps %.0f%% of %s's gain over %s (geometric means %.3f and %.3f); its longest wait exceeds %s's on %d of %d cases (geometric mean of the ratios %.3f), its p99 wait on %d (%.3f); an account's share of the contended GPU-hours (accounts of at least %.0f%%) moves by more than %.0f%% on %d (mean of the worst changes %.1f%%).\n",
 		f.Factor, 100*f.GainKept, cand, f.Baseline, f.FactorVsBaseline, f.CandidateVsBaseline, f.Baseline,
-		f.MaxWaitAbove, len(f.Cases), f.P99WaitAbove, 100*MinComparedShare, 100*ShareTolerance, f.SharesOff)
+		f.MaxWaitAbove, len(f.Cases), f.MaxWaitVsBaseline.Geomean, f.P99WaitAbove, f.P99WaitVsBaseline.Geomean,
+		100*MinComparedShare, 100*ShareTolerance, f.SharesOff, 100*f.MeanShareChange)
 }
