@@ -121,7 +121,8 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}()
-	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, Reload: reloads})
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, Reload: reloads,
+		SlurmVersion: slurmVersion(ctx, client)})
 	if err != nil {
 		return err
 	}
@@ -222,6 +223,16 @@ func connectRetry(ctx context.Context, cfg sidecar.Config, log zerolog.Logger) (
 		}
 		delay = min(2*delay, cfg.Interval)
 	}
+}
+
+// slurmVersion names the Slurm behind c for messages: "Slurm 24.11.5, REST
+// API v0.0.42" (the API alone when the ping fails).
+func slurmVersion(ctx context.Context, c slurmclient.Client) string {
+	v, err := c.Ping(ctx)
+	if err != nil || v.Release == "" {
+		return "REST API " + c.APIVersion()
+	}
+	return fmt.Sprintf("Slurm %s, REST API %s", v.Release, c.APIVersion())
 }
 
 // redacted returns a URL for a log line, with any password masked.
