@@ -250,4 +250,69 @@ func TestWriteModeFallback(t *testing.T) {
 	}
 }
 
+// TestGivebackFactors: a giveback sets the site factors asrpt wrote back to
+// 0 without holding the jobs (their priority was never set), from the
+// running sidecar and from the state file; --in-band also resets every
+// pending job in scope.
+func TestGivebackFactors(t *testing.T) {
+	h := newHarness(t, 2, 4, true, factorMode(1000))
+	for i := range 3 {
+		h.fake.Submit(pend(fmt.Sprint(i+1), []string{"short", "mid", "long"}[i], 1, t0))
+	}
+	h.cycle(t0.Add(time.Minute))
+	h.fake.ResetWrites()
+	rep, err := h.s.Giveback(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(rep.Returned, compareID)
+	if !slices.Equal(rep.Returned, []string{"1", "2"}) || !slices.Equal(h.factors("1", "2", "3"), []uint32{0, 0, 0}) ||
+		!slices.Equal(h.priorities("1", "2", "3"), []uint32{1000, 1000, 1000}) {
+		t.Errorf("returned %v, factors %v, priorities %v", rep.Returned, h.factors("1", "2", "3"), h.priorities("1", "2", "3"))
+	}
+	for _, w := range h.fake.Writes() {
+		if w.Update.Hold != nil || w.Update.SiteFactor == nil || *w.Update.SiteFactor != 0 {
+			t.Errorf("giveback write %v, want site factor 0 alone", w)
+		}
+	}
+	// From the state file, with the sidecar stopped; then in band.
+	h2 := newHarness(t, 2, 4, true, factorMode(1000))
+	h2.fake.Submit(pend("1", "short", 1, t0))
+	h2.fake.Submit(pend("2", "long", 1, t0))
+	h2.cycle(t0.Add(time.Minute))
+	h2.fake.Submit(pend("7", "mid", 1, t0))
+	h2.fake.UpdateJob(context.Background(), "7", slurmclient.JobUpdate{SiteFactor: ptr(uint32(55))})
+	rep, err = GivebackFile(context.Background(), h2.fake, h2.cfg.StateFile, h2.cfg.Scope, false, zerolog.Nop())
+	if err != nil || !slices.Equal(rep.Returned, []string{"1"}) || h2.fake.SiteFactor("1") != 0 || h2.fake.SiteFactor("7") != 55 {
+		t.Errorf("from file: %v, returned %v, factors %v", err, rep.Returned, h2.factors("1", "7"))
+	}
+	st, err := readState(h2.cfg.StateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range st.Jobs {
+		if j.SiteFactor != 0 {
+			t.Errorf("job %s: state still records site factor %d", j.Job.ID, j.SiteFactor)
+		}
+	}
+	if _, err := GivebackFile(context.Background(), h2.fake, h2.cfg.StateFile, h2.cfg.Scope, true, zerolog.Nop()); err != nil || h2.fake.SiteFactor("7") != 0 {
+		t.Errorf("in band: %v, job 7's factor %d", err, h2.fake.SiteFactor("7"))
+	}
+	// A job gone meanwhile is skipped; a refusal is reported.
+	h3 := newHarness(t, 2, 4, true, factorMode(1000))
+	h3.fake.Submit(pend("1", "short", 1, t0))
+	h3.fake.Submit(pend("2", "short", 1, t0.Add(time.Second)))
+	h3.cycle(t0.Add(time.Minute))
+	h3.fake.SetInterceptor(func(c sidecartest.Call) error {
+		if c.JobID == "1" && c.Method == "UpdateJob" {
+			return fmt.Errorf("fake: %w", slurmclient.ErrServer)
+		}
+		return nil
+	})
+	rep, err = h3.s.Giveback(context.Background())
+	if err == nil || rep.Failed["1"] == nil || !errors.Is(rep.Failed["1"], slurmclient.ErrServer) {
+		t.Errorf("refused site factor: err %v, report %+v", err, rep)
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
