@@ -35,11 +35,18 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	check := fs.Bool("check", false, "validate the configuration, the files it names and the Slurm configuration, then exit")
 	online := fs.Bool("online", false, "with --check: also contact slurmrestd with the token and try the state directory")
 	dry := fs.Bool("dry-run", false, "log the plan every cycle and write nothing (overrides sidecar.dry_run)")
+	slurmConf := fs.String("slurm-conf", "", "with --check: the directory of the slurm.conf to check against (default: slurm.conf_dir)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := sidecar.LoadConfig(*path)
+	if *slurmConf != "" && !*check {
+		return fmt.Errorf("%w: --slurm-conf goes with --check (the sidecar reads slurm.conf_dir)", errUsage)
+	}
 	if *check {
+		if *slurmConf != "" {
+			cfg.Slurm.ConfDir = *slurmConf
+		}
 		cerr := checkConfig(cfg, err, *path, stdout)
 		if *online && err == nil {
 			if n := checkOnline(ctx, cfg, *path, stdout, time.Now()); n > 0 {
