@@ -70,6 +70,22 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 	rep := GivebackReport{Failed: map[string]error{}}
 	hold, release := true, false
 	done := func(err error) bool { return err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) }
+	// first sends one of the updates that start a job's giveback (the site
+	// factor, the hold) and reports whether to go on: a job gone or started
+	// meanwhile is skipped, another refusal fails its giveback.
+	first := func(id, what string, u slurmclient.JobUpdate) bool {
+		err := c.UpdateJob(ctx, id, u)
+		switch {
+		case done(err):
+			return true
+		case errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending):
+			rep.Skipped++
+		default:
+			rep.Failed[id] = fmt.Errorf("%s: %w", what, err)
+		}
+		return false
+	}
+	var zero uint32
 	for i := range jobs {
 		sj := &jobs[i]
 		m, ok := want[sj.ID]
@@ -86,27 +102,14 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 				rep.NodesKept = append(rep.NodesKept, sj.ID)
 			}
 		}
-		if m.factor {
-			var zero uint32
-			if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{SiteFactor: &zero}); !done(err) {
-				if errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending) {
-					rep.Skipped++
-					continue
-				}
-				rep.Failed[sj.ID] = fmt.Errorf("site factor: %w", err)
-				continue
-			}
+		if m.factor && !first(sj.ID, "site factor", slurmclient.JobUpdate{SiteFactor: &zero}) {
+			continue
 		}
 		if !m.release {
 			rep.Returned = append(rep.Returned, sj.ID)
 			continue
 		}
-		if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &hold}); !done(err) {
-			if errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending) {
-				rep.Skipped++
-				continue
-			}
-			rep.Failed[sj.ID] = fmt.Errorf("hold: %w", err)
+		if !first(sj.ID, "hold", slurmclient.JobUpdate{Hold: &hold}) {
 			continue
 		}
 		var err error

@@ -95,19 +95,15 @@ func sprio(ctx context.Context, t *testing.T, lab *slurmlab.Lab, ids ...string) 
 }
 
 func TestLiveFactor(t *testing.T) {
-	for _, v := range liveLabs() {
-		t.Run(v, func(t *testing.T) {
-			lab := slurmlab.Require(t, v)
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-			defer cancel()
-			if v == "22.05" {
-				liveFactorRefused(ctx, t, lab)
-				return
-			}
-			liveFactor(ctx, t, lab)
-		})
-	}
+	forLabsParallel(t, func(t *testing.T, lab *slurmlab.Lab) {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		if lab.Version == "22.05" {
+			liveFactorRefused(ctx, t, lab)
+			return
+		}
+		liveFactor(ctx, t, lab)
+	})
 }
 
 // liveFactorRefused: factor mode against a REST API without site_factor

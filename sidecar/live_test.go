@@ -54,6 +54,18 @@ func liveLabs() []string {
 	return slurmlab.Versions
 }
 
+// forLabsParallel runs f as a subtest for every lab of liveLabs, the labs
+// at the same time.
+func forLabsParallel(t *testing.T, f func(t *testing.T, lab *slurmlab.Lab)) {
+	for _, v := range liveLabs() {
+		t.Run(v, func(t *testing.T) {
+			lab := slurmlab.Require(t, v)
+			t.Parallel()
+			f(t, lab)
+		})
+	}
+}
+
 // live is a sidecar running against one lab.
 type live struct {
 	t         *testing.T

@@ -185,12 +185,7 @@ func TestUpdateOrderAndBodies(t *testing.T) {
 			if err := c.UpdateJob(ctxT(t), id, u); err != nil {
 				t.Fatal(err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
 				t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
 			}
@@ -218,12 +213,7 @@ func TestUpdateClearsNodeList(t *testing.T) {
 			if err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{}}); err != nil {
 				t.Fatal(err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if len(posts) != 1 || posts[0] != want[r.api] {
 				t.Errorf("POST bodies %v, want %s", posts, want[r.api])
 			}
@@ -262,12 +252,7 @@ func TestUpdateGuarded(t *testing.T) {
 				if refuse != (err != nil) || refuse && !errors.Is(err, ErrInvalid) {
 					t.Errorf("error %v (refused %v)", err, refuse)
 				}
-				var posts []string
-				for i, l := range f.log {
-					if strings.HasPrefix(l, "POST") {
-						posts = append(posts, f.bodies[i])
-					}
-				}
+				posts := f.posts()
 				if !refuse && strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
 					t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
 				}
@@ -304,12 +289,7 @@ func TestUpdateGuardHoldOnStartedJob(t *testing.T) {
 			if !errors.Is(err, ErrNotPending) {
 				t.Errorf("error %v, want ErrNotPending", err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if strings.Join(posts, " ") != `{"hold":true} {"hold":false}` {
 				t.Errorf("POST bodies %v, want the hold and its release only", posts)
 			}
@@ -388,12 +368,7 @@ func TestUpdateFailures(t *testing.T) {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err = %v, want %v", err, tc.want)
 				}
-				posts := 0
-				for _, l := range f.log {
-					if strings.HasPrefix(l, "POST") {
-						posts++
-					}
-				}
+				posts := len(f.posts())
 				if posts != tc.posts {
 					t.Errorf("%d POSTs, want %d", posts, tc.posts)
 				}
@@ -439,12 +414,7 @@ func TestUpdateSiteFactor(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var posts []string
-				for i, l := range fr.log {
-					if strings.HasPrefix(l, "POST") {
-						posts = append(posts, fr.bodies[i])
-					}
-				}
+				posts := fr.posts()
 				if want := fmt.Sprintf(`{"site_factor":%d}`, uint64(1<<31)+uint64(f)); len(posts) != 1 || posts[0] != want {
 					t.Errorf("POST bodies %v, want %s", posts, want)
 				}
@@ -474,12 +444,7 @@ func TestUpdateGuardedSiteFactor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if strings.Join(posts, " ") != want {
 				t.Errorf("POST bodies\n got %v\nwant %s", posts, want)
 			}
