@@ -45,6 +45,20 @@ type Config struct {
 	// on the nodes chosen for it before they are chosen again (default
 	// 2 min).
 	DispatchGrace time.Duration
+	// WriteMode is how the policy's order reaches Slurm (default
+	// WriteFactor): as each managed job's site factor, which
+	// priority/multifactor adds to the priority it computes, or as an
+	// absolute priority (WritePriority), which takes the job out of
+	// multifactor.
+	WriteMode WriteMode
+	// SiteFactorMax is the site factor of the head of the order in
+	// factor mode, in Slurm priority units (default
+	// policy.DefaultSiteFactorMax); the last job gets 0.
+	SiteFactorMax uint32
+	// PriorityFallback, in factor mode, writes priorities instead when the
+	// connected release's REST API cannot write a site factor (22.05's
+	// v0.0.38); false (the default) refuses to start there.
+	PriorityFallback bool
 	// RequiredNodes enables writing the Heavy-Edge node list (default true);
 	// GPUsPerNode enables writing a per-node GPU count for --gpus=N jobs
 	// spread evenly over several nodes (default false).
@@ -71,6 +85,20 @@ type Config struct {
 	// places.
 	Profiles ProfilesConfig
 }
+
+// WriteMode is how the sidecar writes the order: WriteFactor or
+// WritePriority.
+type WriteMode string
+
+const (
+	// WriteFactor writes each managed job's site factor, rank-linear in
+	// the order (policy.SiteFactors): multifactor's fair share, QOS,
+	// partition and age keep counting.
+	WriteFactor WriteMode = "factor"
+	// WritePriority writes absolute priorities in asrpt's bands
+	// (HighBand, LowBand): the order alone decides among managed jobs.
+	WritePriority WriteMode = "priority"
+)
 
 // ProfilesConfig is the [profiles] table and its [[profiles.rule]] list:
 // a job named no profile in its comment gets the first rule's it matches,
@@ -149,6 +177,8 @@ func DefaultConfig() Config {
 		StateFile:     "/var/lib/asrpt/state.json",
 		WriteLimit:    200,
 		DispatchGrace: 2 * time.Minute,
+		WriteMode:     WriteFactor,
+		SiteFactorMax: policy.DefaultSiteFactorMax,
 		RequiredNodes: true,
 		Policy:        "asrpt",
 		Params:        policy.DefaultParams(),
@@ -338,6 +368,12 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	}
 	if c.WriteLimit < 1 {
 		add("sidecar.write_limit", "%d: must be at least 1", c.WriteLimit)
+	}
+	if c.WriteMode != WriteFactor && c.WriteMode != WritePriority {
+		add("sidecar.write_mode", "%q: want \"factor\" or \"priority\"", c.WriteMode)
+	}
+	if c.SiteFactorMax < 1 || c.SiteFactorMax > slurmclient.MaxSiteFactor {
+		add("sidecar.site_factor_max", "%d: want a number of priority points in 1..%d", c.SiteFactorMax, slurmclient.MaxSiteFactor)
 	}
 	base, oracle := policy.Split(c.Policy)
 	switch {
@@ -547,6 +583,34 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// seconds binds a duration key to a number of seconds.
+func seconds(p *float64) func(any) error {
+	return func(v any) error {
+		var d time.Duration
+		if err := dur(&d)(v); err != nil {
+			return err
+		}
+		*p = d.Seconds()
+		return nil
+	}
+}
+
+// siteFactor binds sidecar.site_factor_max; the range is checked by
+// validate.
+func siteFactor(p *uint32) func(any) error {
+	return func(v any) error {
+		n, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("want an integer number of priority points, have %s", tomlType(v))
+		}
+		if n < 1 || n > slurmclient.MaxSiteFactor {
+			return fmt.Errorf("%d: want a number of priority points in 1..%d", n, slurmclient.MaxSiteFactor)
+		}
+		*p = uint32(n)
+		return nil
+	}
+}
+
 func integer(p *int) func(any) error {
 	return func(v any) error {
 		n, ok := v.(int64)
@@ -718,6 +782,9 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"sidecar.giveback_on_shutdown", boolean(&c.GivebackOnShutdown)},
 		{"sidecar.write_limit", integer(&c.WriteLimit)},
 		{"sidecar.dispatch_grace", dur(&c.DispatchGrace)},
+		{"sidecar.write_mode", str((*string)(&c.WriteMode))},
+		{"sidecar.site_factor_max", siteFactor(&c.SiteFactorMax)},
+		{"sidecar.priority_fallback", boolean(&c.PriorityFallback)},
 		{"sidecar.required_nodes", boolean(&c.RequiredNodes)},
 		{"sidecar.gpus_per_node", boolean(&c.GPUsPerNode)},
 		{"policy.name", str(&c.Policy)},
@@ -728,6 +795,8 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"policy.rank", str(rank)},
 		{"policy.depth", integer(&c.Params.Depth)},
 		{"policy.reservations", integer(&c.Params.Reservations)},
+		{"policy.wait_limit", seconds(&c.Params.WaitLimit)},
+		{"policy.wait_factor", float(&c.Params.WaitFactor)},
 		{"predictor.name", str(&c.Predictor)},
 		{"predictor.retrain_interval", dur(&c.Retrain)},
 		{"predictor.history", dur(&c.History)},

@@ -190,3 +190,73 @@ func FuzzParseConfig(f *testing.F) {
 		})
 	})
 }
+
+// TestParseConfigWriteKeys covers the write-mode keys and the wait bounds:
+// each good value lands in its field, each bad one is one problem on its
+// key and line, with a message that says what is wanted.
+func TestParseConfigWriteKeys(t *testing.T) {
+	const head = "[slurm]\nurl = \"unix:///s\"\n"
+	cases := []struct {
+		name, in string
+		// key and msg (a substring) of the one problem; "" for none.
+		key, msg string
+		check    func(c Config) bool
+	}{
+		{name: "defaults", in: "", check: func(c Config) bool {
+			return c.WriteMode == WriteFactor && c.SiteFactorMax == 10000 && !c.PriorityFallback &&
+				c.Params.WaitLimit == 0 && c.Params.WaitFactor == 0
+		}},
+		{name: "priority mode", in: "[sidecar]\nwrite_mode = \"priority\"\n", check: func(c Config) bool { return c.WriteMode == WritePriority }},
+		{name: "factor mode with fallback", in: "[sidecar]\nwrite_mode = \"factor\"\npriority_fallback = true\nsite_factor_max = 250000\n",
+			check: func(c Config) bool {
+				return c.WriteMode == WriteFactor && c.PriorityFallback && c.SiteFactorMax == 250000
+			}},
+		{name: "largest site factor", in: "[sidecar]\nsite_factor_max = 2147483645\n",
+			check: func(c Config) bool { return c.SiteFactorMax == 2147483645 }},
+		{name: "wait bounds", in: "[policy]\nwait_limit = \"3d\"\nwait_factor = 4\n",
+			check: func(c Config) bool { return c.Params.WaitLimit == 3*86400 && c.Params.WaitFactor == 4 }},
+		{name: "wait factor as a float", in: "[policy]\nwait_factor = 2.5\n",
+			check: func(c Config) bool { return c.Params.WaitFactor == 2.5 }},
+		{name: "unknown mode", in: "[sidecar]\nwrite_mode = \"absolute\"\n", key: "4:sidecar.write_mode", msg: `want "factor" or "priority"`},
+		{name: "mode not a string", in: "[sidecar]\nwrite_mode = 1\n", key: "4:sidecar.write_mode", msg: "want a string"},
+		{name: "site factor 0", in: "[sidecar]\nsite_factor_max = 0\n", key: "4:sidecar.site_factor_max", msg: "in 1..2147483645"},
+		{name: "site factor too large", in: "[sidecar]\nsite_factor_max = 2147483646\n", key: "4:sidecar.site_factor_max", msg: "in 1..2147483645"},
+		{name: "site factor not an integer", in: "[sidecar]\nsite_factor_max = 1.5\n", key: "4:sidecar.site_factor_max", msg: "want an integer"},
+		{name: "fallback not a boolean", in: "[sidecar]\npriority_fallback = \"yes\"\n", key: "4:sidecar.priority_fallback", msg: "want true or false"},
+		{name: "wait limit a number", in: "[policy]\nwait_limit = 3600\n", key: "4:policy.wait_limit", msg: "duration string"},
+		{name: "wait limit not a duration", in: "[policy]\nwait_limit = \"a week\"\n", key: "4:policy.wait_limit", msg: "not a duration"},
+		{name: "wait limit negative", in: "[policy]\nwait_limit = \"-1h\"\n", key: "4:policy.wait_limit", msg: "-3600: want a finite number in 0.."},
+		{name: "wait limit beyond ten years", in: "[policy]\nwait_limit = \"4000d\"\n", key: "4:policy.wait_limit", msg: "want a finite number in 0..3.1536e+08"},
+		{name: "wait factor negative", in: "[policy]\nwait_factor = -2\n", key: "4:policy.wait_factor", msg: "-2: want a finite number in 0..1e+06"},
+		{name: "wait factor not a number", in: "[policy]\nwait_factor = \"x\"\n", key: "4:policy.wait_factor", msg: "want a number"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(head+tc.in), "asrpt.toml")
+			var ps Problems
+			errors.As(err, &ps)
+			if tc.key == "" {
+				if err != nil {
+					t.Fatalf("problems: %v", err)
+				}
+				if !tc.check(c) {
+					t.Errorf("config %+v", c)
+				}
+				return
+			}
+			if len(ps) != 1 || itoa(ps[0].Line)+":"+ps[0].Key != tc.key || !strings.Contains(ps[0].Msg, tc.msg) {
+				t.Errorf("problems %v, want one on %s saying %q", err, tc.key, tc.msg)
+			}
+		})
+	}
+	// A configuration built in code is checked too.
+	c := DefaultConfig()
+	c.Slurm.URL, c.WriteMode, c.SiteFactorMax = "unix:///s", "", 0
+	var keys []string
+	for _, p := range c.validate("f", nil) {
+		keys = append(keys, p.Key)
+	}
+	if strings.Join(keys, " ") != "sidecar.write_mode sidecar.site_factor_max" {
+		t.Errorf("problems of a bad Config: %v", keys)
+	}
+}

@@ -1,10 +1,26 @@
 // Package sidecar runs A-SRPT (or another non-preemptive policy) against a
 // live Slurm: every cycle it reads the queue and the nodes through the REST
 // client, feeds finished jobs to the predictor, brings the policy up to
-// date, and writes priorities and node lists so that Slurm starts jobs in
-// the policy's order (design §9, docs/design.md). It never starts, cancels or changes a job
-// other than through priority, required nodes, a per-node GPU count and,
-// on giveback, hold + release.
+// date, and writes site factors (or priorities) and node lists so that
+// Slurm starts jobs in the policy's order (design §9, docs/design.md). It
+// never starts, cancels or changes a job other than through its site
+// factor, priority, required nodes, a per-node GPU count and hold +
+// release.
+//
+// # Two write modes
+//
+// Factor mode (write_mode = "factor", the default) writes each managed
+// job's site factor, which priority/multifactor adds to the priority it
+// computes (Σ weight·factor + site factor − nice): the order is worth
+// site_factor_max priority points at its head, 0 at its tail, like one more
+// multifactor factor of that weight, and the site's fair share, QOS,
+// partition and age keep counting. It needs a REST API that writes
+// site_factor (v0.0.42, v0.0.44: Slurm 24.11 and later); on 22.05–23.11
+// the sidecar refuses to start in factor mode, or with priority_fallback
+// runs in priority mode (logged; asrpt_write_mode_fallback = 1). Priority
+// mode (write_mode = "priority") writes absolute priorities in asrpt's
+// bands, which take each managed job out of multifactor: the order alone
+// decides among them.
 //
 // # One cycle: read → decide → apply
 //
@@ -34,16 +50,28 @@
 //     another reason than free GPUs is logged once per incident and
 //     counted (asrpt_placement_errors_total); the job waits unplaced.
 //  5. Rank: dispatched jobs (in dispatch order), then Policy.Pending.
-//     Priorities: dispatched and released jobs in HighBand, the others in
-//     LowBand, strictly decreasing in rank, below 2^31, labelled by Label so
-//     that only jobs that moved get new values.
+//     Factor mode: site factors rank-linear from site_factor_max at the
+//     head to 0 at the tail (policy.SiteFactors); a job's factor is
+//     written again only when it moved by more than site_factor_max/64,
+//     or when the job is in the head region (its turn has come, or it is
+//     among the first 16), where every change is written: one arrival in
+//     a queue of more than 65 jobs costs the head region's writes, not the
+//     queue's. Priority mode: dispatched and released jobs in HighBand,
+//     the others in LowBand, strictly decreasing in rank, below 2^31,
+//     labelled by Label so that only jobs that moved get new values.
 //  6. Write, head first, only changed values, at most WriteLimit updates.
 //     The REST client re-reads each job before writing to it and refuses
 //     one that is no longer pending. A node list is written guarded: the
-//     job is held, given the node list and released with its priority, so
-//     that Slurm cannot start it between the check and the write (a node
-//     list that reaches a running job is applied as a resize: RESIZING
-//     records in accounting, seen on 22.05 and 24.11). A write that fails
+//     job is held, given the node list and released (with its priority in
+//     priority mode; in factor mode its site factor is written while it is
+//     held and the release leaves the priority plugin's value, which keeps
+//     the factor: seen on 24.11 and 26.05), so that Slurm cannot start it
+//     between the check and the write (a node list that reaches a running
+//     job is applied as a resize: RESIZING records in accounting, seen on
+//     22.05 and 24.11). Factor mode takes back a priority asrpt set in
+//     priority mode (which masks the factor) by a release sent with the
+//     job's first site factor: an Operator's release drops an explicit
+//     priority. A write that fails
 //     waits interval·2^(n−1) (at most 15 minutes) before the n-th retry;
 //     each job's failure is logged once per reason, and every request and
 //     retry is counted (asrpt_write_requests_total,
@@ -59,8 +87,11 @@
 // leader (the unit is written through its remainder or leader), an array
 // running as many tasks as its throttle allows, a heterogeneous job with a
 // component not pending, and jobs whose priority is not what asrpt last
-// wrote (an admin set it: the job is marked hands-off for good). The plan
-// lists each pending job left alone with the reason.
+// wrote (an admin set it: the job is marked hands-off for good; priority
+// mode only, since in factor mode the priority plugin moves the priority
+// all the time, and no REST API shows a job's site factor: an admin's
+// explicit priority then simply wins, as it overrides the factor). The
+// plan lists each pending job left alone with the reason.
 //
 // # Job arrays, heterogeneous jobs, partitions
 //
@@ -138,7 +169,8 @@
 // The state file (JSON, written atomically) keeps, per job, the prediction,
 // the remaining virtual work (Task.VirtualRemaining), whether it was
 // released, its position in the policy's Pending order, the dispatch and
-// what asrpt wrote. A restart re-enters the waiting jobs into a fresh
+// what asrpt wrote (priority, site factor, node list; a file written
+// before factor mode has no site factors and reads as none). A restart re-enters the waiting jobs into a fresh
 // policy through Policy.Restore in that order with their remaining work,
 // so the order is unchanged (TestRestartKeepsOrder). A corrupt file is
 // reported, moved aside and rebuilt from Slurm.

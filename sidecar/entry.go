@@ -57,8 +57,12 @@ type entry struct {
 	place    placement.Placement
 	placed   bool
 
-	// What asrpt wrote to Slurm and still believes in effect.
+	// What asrpt wrote to Slurm and still believes in effect: prio an
+	// explicit priority (priority mode; 0: none, the priority plugin's
+	// value stands), factor the site factor (factor mode; 0 is Slurm's
+	// default, which no REST API reports back).
 	prio    uint32
+	factor  uint32
 	nodes   []string
 	gpn     int
 	noNodes bool // Slurm refused a node list for this job; not retried
@@ -67,7 +71,7 @@ type entry struct {
 	// with wroteNodes and not ownNodes.
 	ownNodes, wroteNodes bool
 	handsOff             bool // an admin changed the priority asrpt wrote
-	// fails holds, by write kind (priority, nodes), the failure of the
+	// fails holds, by write kind (priority, site_factor, nodes), the failure of the
 	// last write of that kind, until one succeeds.
 	fails map[string]*writeFailure
 

@@ -86,6 +86,7 @@ func TestRunFakeServerFaults(t *testing.T) {
 			cfg.Interval = 200 * time.Millisecond
 			cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
 			cfg.Predictor = "mean"
+			cfg.WriteMode = WritePriority // the fake serves v0.0.38
 			p := newProbe(cl)
 			logs := &syncBuffer{}
 			s, err := New(cfg, Options{Cluster: cluster.Uniform(4, 4), Slurm: p, Log: zerolog.New(logs)})

@@ -13,8 +13,9 @@ import (
 
 // GivebackReport says what a giveback did.
 type GivebackReport struct {
-	// Returned lists the jobs handed back (held and released, so that the
-	// priority plugin recomputes their priority).
+	// Returned lists the jobs handed back: the site factor asrpt wrote set
+	// back to 0 (Slurm's default), and, where asrpt set the priority, held
+	// and released, so that the priority plugin recomputes it.
 	Returned []string
 	// NodesKept lists the jobs that keep a node list asrpt set because
 	// clearing it failed.
@@ -30,11 +31,28 @@ type GivebackReport struct {
 // managed is what asrpt wrote to one job: the priority and node list it
 // believes in effect; clearNodes when asrpt sent the job a node list and
 // the job had none of its own, so that any node list it has now is
-// asrpt's (also one whose write was reported failed but took effect).
+// asrpt's (also one whose write was reported failed but took effect);
+// factor when the job may hold a site factor of asrpt's, to be set back to
+// 0; release when asrpt may have set its priority, to be given back by a
+// hold and a release.
 type managed struct {
 	prio       uint32
 	nodes      []string
 	clearNodes bool
+	factor     bool
+	release    bool
+}
+
+// toHandBack is what a giveback undoes of a job asrpt wrote prio, factor
+// and nodes to (wroteNodes: asrpt sent it a node list; ownNodes: the job
+// named nodes itself); ok false when there is nothing to undo. A job asrpt
+// gave only a site factor (factor mode) is not held and released: setting
+// the factor back to 0 makes the priority plugin compute its priority
+// without it at once.
+func toHandBack(prio, factor uint32, nodes []string, wroteNodes, ownNodes bool) (managed, bool) {
+	m := managed{prio: prio, nodes: nodes, clearNodes: wroteNodes && !ownNodes, factor: factor != 0,
+		release: prio != 0 || factor == 0}
+	return m, prio != 0 || factor != 0 || len(nodes) > 0 || wroteNodes
 }
 
 // releaseAttempts is how many times a release is tried after a hold.
@@ -42,14 +60,32 @@ const releaseAttempts = 3
 
 // handBack gives back every job in jobs that is in want and still pending,
 // not held, and carries the priority asrpt wrote (0: any): the node list
-// asrpt wrote, when the job still has it, is cleared, then the job is held
-// and released. An array is handed back through its remainder and a
-// heterogeneous job through its leader (the REST client addresses them so);
-// a value Slurm applied although it answered an error counts as done.
+// asrpt wrote, when the job still has it, is cleared, the site factor set
+// back to 0 (no REST API reports a job's factor, so whether it is still
+// asrpt's cannot be seen: it is reset whatever its value), then the job is
+// held and released. An array is handed back through its remainder and a
+// heterogeneous job through its leader (the REST client addresses them
+// so); a value Slurm applied although it answered an error counts as done.
 func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[string]managed, log zerolog.Logger) GivebackReport {
 	rep := GivebackReport{Failed: map[string]error{}}
 	hold, release := true, false
 	done := func(err error) bool { return err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) }
+	// first sends one of the updates that start a job's giveback (the site
+	// factor, the hold) and reports whether to go on: a job gone or started
+	// meanwhile is skipped, another refusal fails its giveback.
+	first := func(id, what string, u slurmclient.JobUpdate) bool {
+		err := c.UpdateJob(ctx, id, u)
+		switch {
+		case done(err):
+			return true
+		case errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending):
+			rep.Skipped++
+		default:
+			rep.Failed[id] = fmt.Errorf("%s: %w", what, err)
+		}
+		return false
+	}
+	var zero uint32
 	for i := range jobs {
 		sj := &jobs[i]
 		m, ok := want[sj.ID]
@@ -66,12 +102,14 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 				rep.NodesKept = append(rep.NodesKept, sj.ID)
 			}
 		}
-		if err := c.UpdateJob(ctx, sj.ID, slurmclient.JobUpdate{Hold: &hold}); !done(err) {
-			if errors.Is(err, slurmclient.ErrJobGone) || errors.Is(err, slurmclient.ErrNotPending) {
-				rep.Skipped++
-				continue
-			}
-			rep.Failed[sj.ID] = fmt.Errorf("hold: %w", err)
+		if m.factor && !first(sj.ID, "site factor", slurmclient.JobUpdate{SiteFactor: &zero}) {
+			continue
+		}
+		if !m.release {
+			rep.Returned = append(rep.Returned, sj.ID)
+			continue
+		}
+		if !first(sj.ID, "hold", slurmclient.JobUpdate{Hold: &hold}) {
 			continue
 		}
 		var err error
@@ -102,16 +140,21 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	}
 	want := map[string]managed{}
 	for id, e := range s.entries {
-		if (e.prio != 0 || len(e.nodes) > 0 || e.wroteNodes) && !e.handsOff {
-			want[id] = managed{prio: e.prio, nodes: e.nodes, clearNodes: e.wroteNodes && !e.ownNodes}
+		if m, ok := toHandBack(e.prio, e.factor, e.nodes, e.wroteNodes, e.ownNodes); ok && !e.handsOff {
+			want[id] = m
 		}
 	}
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
 	for _, id := range rep.Returned {
-		e := s.entries[id]
-		e.prio, e.nodes, e.gpn = 0, nil, 0
-		s.m.writes.WithLabelValues("hold").Inc()
-		s.m.writes.WithLabelValues("release").Inc()
+		e, m := s.entries[id], want[id]
+		e.prio, e.factor, e.nodes, e.gpn = 0, 0, nil, 0
+		if m.factor {
+			s.m.writes.WithLabelValues("site_factor").Inc()
+		}
+		if m.release {
+			s.m.writes.WithLabelValues("hold").Inc()
+			s.m.writes.WithLabelValues("release").Inc()
+		}
 	}
 	s.dirty = true
 	return rep, rep.err()
@@ -136,8 +179,11 @@ func (r GivebackReport) err() error {
 // GivebackFile hands back the jobs recorded in the state file at path,
 // for `asrpt giveback` run while the sidecar is stopped. With inBand it
 // also hands back every pending job in scope whose priority lies in
-// asrpt's bands (the state file lost, or never written). The state file is
-// rewritten without the returned jobs' writes.
+// asrpt's bands (the state file lost, or never written), and, where the
+// REST API can write site factors, sets the site factor of every other
+// pending job in scope back to 0 (any factor: a lost state file leaves
+// no way to tell asrpt's). The state file is rewritten without the
+// returned jobs' writes.
 func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand bool, log zerolog.Logger) (GivebackReport, error) {
 	st, err := readState(path)
 	switch {
@@ -153,8 +199,8 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	want := map[string]managed{}
 	if st != nil {
 		for _, j := range st.Jobs {
-			if (j.Priority != 0 || len(j.Nodes) > 0 || j.WroteNodes) && !j.HandsOff {
-				want[j.Job.ID] = managed{prio: j.Priority, nodes: j.Nodes, clearNodes: j.WroteNodes && !j.OwnNodes}
+			if m, ok := toHandBack(j.Priority, j.SiteFactor, j.Nodes, j.WroteNodes, j.OwnNodes); ok && !j.HandsOff {
+				want[j.Job.ID] = m
 			}
 		}
 	}
@@ -168,9 +214,12 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 			if sh == slurmclient.ShapeArrayTask || sh == slurmclient.ShapeHetComponent {
 				continue
 			}
-			if _, ok := want[sj.ID]; !ok && sj.Pending() && scope.Contains(sj.Partition, sj.QOS, sj.Account) &&
-				(HighBand.Contains(sj.Priority) || LowBand.Contains(sj.Priority)) {
-				want[sj.ID] = managed{}
+			if _, ok := want[sj.ID]; ok || !sj.Pending() || !scope.Contains(sj.Partition, sj.QOS, sj.Account) {
+				continue
+			}
+			m := managed{release: HighBand.Contains(sj.Priority) || LowBand.Contains(sj.Priority), factor: c.SupportsSiteFactor()}
+			if m.release || m.factor {
+				want[sj.ID] = m
 			}
 		}
 	}
@@ -178,7 +227,7 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	if st != nil && len(rep.Returned) > 0 {
 		for i := range st.Jobs {
 			if slices.Contains(rep.Returned, st.Jobs[i].Job.ID) {
-				st.Jobs[i].Priority, st.Jobs[i].Nodes, st.Jobs[i].GPUsPerNode = 0, nil, 0
+				st.Jobs[i].Priority, st.Jobs[i].SiteFactor, st.Jobs[i].Nodes, st.Jobs[i].GPUsPerNode = 0, 0, nil, 0
 			}
 		}
 		if err := writeState(path, st); err != nil {

@@ -23,13 +23,7 @@ import (
 )
 
 func TestLiveProfiles(t *testing.T) {
-	for _, v := range liveLabs() {
-		t.Run(v, func(t *testing.T) {
-			lab := slurmlab.Require(t, v)
-			t.Parallel()
-			liveProfiles(t, lab)
-		})
-	}
+	forLabsParallel(t, liveProfiles)
 }
 
 // hostnames expands a Slurm hostlist with scontrol.

@@ -161,14 +161,10 @@ func maxOverlap(rows []acctRow) int {
 
 // TestLiveShapes runs the mixed queue on every lab at once.
 func TestLiveShapes(t *testing.T) {
-	for _, v := range liveLabs() {
-		t.Run(v, func(t *testing.T) {
-			lab := slurmlab.Require(t, v)
-			t.Parallel()
-			t.Run("mixed queue", func(t *testing.T) { liveMixedQueue(t, lab) })
-			t.Run("giveback", func(t *testing.T) { liveShapesGiveback(t, lab) })
-		})
-	}
+	forLabsParallel(t, func(t *testing.T, lab *slurmlab.Lab) {
+		t.Run("mixed queue", func(t *testing.T) { liveMixedQueue(t, lab) })
+		t.Run("giveback", func(t *testing.T) { liveShapesGiveback(t, lab) })
+	})
 }
 
 func liveMixedQueue(t *testing.T, lab *slurmlab.Lab) {
@@ -396,13 +392,7 @@ func TestLiveSoak(t *testing.T) {
 	if *soak <= 0 {
 		t.Skip("-soak not given")
 	}
-	for _, v := range liveLabs() {
-		t.Run(v, func(t *testing.T) {
-			lab := slurmlab.Require(t, v)
-			t.Parallel()
-			liveSoak(t, lab, *soak)
-		})
-	}
+	forLabsParallel(t, func(t *testing.T, lab *slurmlab.Lab) { liveSoak(t, lab, *soak) })
 }
 
 func liveSoak(t *testing.T, lab *slurmlab.Lab, d time.Duration) {

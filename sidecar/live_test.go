@@ -54,6 +54,18 @@ func liveLabs() []string {
 	return slurmlab.Versions
 }
 
+// forLabsParallel runs f as a subtest for every lab of liveLabs, the labs
+// at the same time.
+func forLabsParallel(t *testing.T, f func(t *testing.T, lab *slurmlab.Lab)) {
+	for _, v := range liveLabs() {
+		t.Run(v, func(t *testing.T) {
+			lab := slurmlab.Require(t, v)
+			t.Parallel()
+			f(t, lab)
+		})
+	}
+}
+
 // live is a sidecar running against one lab.
 type live struct {
 	t         *testing.T
@@ -105,6 +117,9 @@ func newLive(t *testing.T, lab *slurmlab.Lab, url string, mod func(*Config)) *li
 	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
 	cfg.Predictor = "mean"
 	cfg.History = time.Hour
+	// The live tests written before factor mode check priorities (and run
+	// on 22.05 too); live_factor_test.go sets factor mode.
+	cfg.WriteMode = WritePriority
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -152,11 +167,23 @@ func startLive(t *testing.T, lab *slurmlab.Lab, url string) *live {
 // waits for every node to be idle, mixed or allocated, not planned).
 func (l *live) submit(user, name string, gpus, seconds int, extra ...string) string {
 	l.t.Helper()
+	return l.sbatch(user == "bob", user, name, gpus, seconds, extra...)
+}
+
+// submitNow is submit without a begin time, for bob too: the job may start
+// as soon as Slurm finds room for it.
+func (l *live) submitNow(user, name string, gpus, seconds int, extra ...string) string {
+	l.t.Helper()
+	return l.sbatch(false, user, name, gpus, seconds, extra...)
+}
+
+func (l *live) sbatch(later bool, user, name string, gpus, seconds int, extra ...string) string {
+	l.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	args := []string{"sbatch", "--parsable", "-D", "/tmp", "-o", "/dev/null", "-t", "20",
 		"-J", name, "-p", l.lab.Partition, fmt.Sprintf("--gres=gpu:%d", gpus), "--wrap", fmt.Sprintf("sleep %d", seconds)}
-	if user == "bob" {
+	if later {
 		args = append(args, "--begin=now+3600")
 	}
 	args = append(args, extra...)

@@ -50,6 +50,10 @@ type metrics struct {
 	tokenExpiry prometheus.Gauge
 	// handsOff counts jobs whose priority an admin set.
 	handsOff prometheus.Gauge
+	// writeMode is 1 for the write mode in use (factor, priority);
+	// fallback is 1 when priority mode stands in for factor mode.
+	writeMode *prometheus.GaugeVec
+	fallback  prometheus.Gauge
 	// own lists the asrpt_* collectors above.
 	own []prometheus.Collector
 }
@@ -65,7 +69,7 @@ func newMetrics() *metrics {
 		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "asrpt_jobs", Help: "Jobs seen in the last cycle, by state."}, []string{"state"}),
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "asrpt_writes_total", Help: "Successful job updates, by kind (priority, nodes, hold, release)."}, []string{"kind"}),
+			Name: "asrpt_writes_total", Help: "Successful job updates, by kind (priority, site_factor, nodes, hold, release)."}, []string{"kind"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "asrpt_write_requests_total", Help: "Job updates sent to Slurm (successful, failed and retried), by kind."}, []string{"kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -108,6 +112,10 @@ func newMetrics() *metrics {
 			Name: "asrpt_token_expiry_timestamp_seconds", Help: "Expiry (exp claim) of the JWT in slurm.token_file, Unix seconds; absent for tokens without one."}),
 		handsOff: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "asrpt_hands_off_jobs", Help: "Jobs asrpt leaves alone for good because someone else set their priority."}),
+		writeMode: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "asrpt_write_mode", Help: "1 for the write mode in use: factor (site factors) or priority (absolute priorities)."}, []string{"mode"}),
+		fallback: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "asrpt_write_mode_fallback", Help: "1 when the sidecar writes priorities because factor mode was asked of a REST API that cannot write site factors (sidecar.priority_fallback)."}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
@@ -119,10 +127,25 @@ func newMetrics() *metrics {
 	m.own = []prometheus.Collector{build, m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite,
 		m.failures, m.deferred, m.errors, m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced,
 		m.stateErrors, m.deadlines, m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp,
-		m.tokenExpiry, m.handsOff}
+		m.tokenExpiry, m.handsOff, m.writeMode, m.fallback}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// setWriteMode exports the write mode in use.
+func (m *metrics) setWriteMode(mode WriteMode, fallback bool) {
+	for _, w := range []WriteMode{WriteFactor, WritePriority} {
+		v := 0.0
+		if w == mode {
+			v = 1
+		}
+		m.writeMode.WithLabelValues(string(w)).Set(v)
+	}
+	m.fallback.Set(0)
+	if fallback {
+		m.fallback.Set(1)
+	}
 }
 
 // Registry returns the registry holding the sidecar's metrics.

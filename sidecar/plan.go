@@ -30,9 +30,15 @@ type PlanRow struct {
 	// Rank is the 1-based position in the order.
 	Rank int `json:"rank"`
 	// PriorityNow is the job's priority in Slurm; PriorityNew the value
-	// asrpt wants (equal when nothing is to be written).
+	// asrpt wants (equal when nothing is to be written, and always in
+	// factor mode, where the priority plugin computes it).
 	PriorityNow uint32 `json:"priority_now"`
 	PriorityNew uint32 `json:"priority_new"`
+	// SiteFactorNow is the site factor asrpt last wrote to the job (0:
+	// none, Slurm's default) and SiteFactorNew the one it writes (equal
+	// when the change is within the tolerance); factor mode only.
+	SiteFactorNow *uint32 `json:"site_factor_now,omitempty"`
+	SiteFactorNew *uint32 `json:"site_factor_new,omitempty"`
 	// Nodes are the nodes chosen for a dispatched job, when asrpt writes
 	// them.
 	Nodes []string `json:"nodes,omitempty"`
@@ -74,6 +80,13 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			Predicted: e.est.Seconds, Known: e.est.Known, Rank: i + 1, PriorityNew: d.priority}
 		if e.sj != nil {
 			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
+		}
+		if s.mode == WriteFactor {
+			now, next := e.factor, e.factor
+			if d.setFactor {
+				next = d.factor
+			}
+			r.PriorityNew, r.SiteFactorNow, r.SiteFactorNew = r.PriorityNow, &now, &next
 		}
 		r.Family = predictor.Family(e.job.Name)
 		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem

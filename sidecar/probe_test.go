@@ -61,6 +61,8 @@ func (p *probe) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 
 func (p *probe) Nodes(ctx context.Context) ([]slurmclient.Node, error) { return p.inner.Nodes(ctx) }
 
+func (p *probe) SupportsSiteFactor() bool { return p.inner.SupportsSiteFactor() }
+
 func (p *probe) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error) {
 	return p.inner.AccountingJobs(ctx, from, to)
 }

@@ -21,6 +21,7 @@ func (s *Sidecar) reload(cfg Config) (applied, restart []string) {
 	}{
 		{"slurm", old.Slurm, cfg.Slurm},
 		{"sidecar.state_file", old.StateFile, cfg.StateFile},
+		{"sidecar.write_mode", []any{old.WriteMode, old.PriorityFallback}, []any{cfg.WriteMode, cfg.PriorityFallback}},
 		{"policy", []any{old.Policy, old.Params}, []any{cfg.Policy, cfg.Params}},
 		{"predictor", []any{old.Predictor, old.Retrain, old.History}, []any{cfg.Predictor, cfg.Retrain, cfg.History}},
 		{"metrics.listen", old.MetricsListen, cfg.MetricsListen},
@@ -45,6 +46,7 @@ func (s *Sidecar) reload(cfg Config) (applied, restart []string) {
 	set("sidecar.giveback_on_shutdown", old.GivebackOnShutdown != cfg.GivebackOnShutdown, func() { next.GivebackOnShutdown = cfg.GivebackOnShutdown })
 	set("sidecar.write_limit", old.WriteLimit != cfg.WriteLimit, func() { next.WriteLimit = cfg.WriteLimit })
 	set("sidecar.dispatch_grace", old.DispatchGrace != cfg.DispatchGrace, func() { next.DispatchGrace = cfg.DispatchGrace })
+	set("sidecar.site_factor_max", old.SiteFactorMax != cfg.SiteFactorMax, func() { next.SiteFactorMax = cfg.SiteFactorMax })
 	set("sidecar.required_nodes", old.RequiredNodes != cfg.RequiredNodes, func() { next.RequiredNodes = cfg.RequiredNodes })
 	set("sidecar.gpus_per_node", old.GPUsPerNode != cfg.GPUsPerNode, func() { next.GPUsPerNode = cfg.GPUsPerNode })
 	set("scope", !same(old.Scope, cfg.Scope), func() { next.Scope = cfg.Scope })

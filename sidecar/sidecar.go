@@ -47,8 +47,13 @@ type Sidecar struct {
 	// predicted again (design §5.3).
 	regroups map[string]bool
 
-	labels []uint32
-	cur    []uint32
+	// mode is the write mode in effect: cfg.WriteMode, or WritePriority
+	// after a fallback (cfg.PriorityFallback).
+	mode WriteMode
+
+	labels  []uint32
+	cur     []uint32
+	factors []uint32
 
 	// view groups this cycle's records of arrays and heterogeneous jobs;
 	// nodeParts holds the partitions of each cluster node (by index) as
@@ -83,6 +88,31 @@ type Options struct {
 	// Reload, when not nil, delivers configurations read again (SIGHUP in
 	// asrpt sidecar), which Run applies between cycles.
 	Reload <-chan Reload
+	// SlurmVersion names the Slurm behind Slurm in messages, e.g. "Slurm
+	// 22.05.8, REST API v0.0.38" (optional).
+	SlurmVersion string
+}
+
+// ErrNoSiteFactor is New's refusal to run in factor mode on a REST API
+// that cannot write a job's site factor, without priority_fallback.
+var ErrNoSiteFactor = errors.New("the REST API cannot write a job's site factor")
+
+// writeMode returns the write mode to run in: cfg's, or priority mode when
+// factor mode is asked of a Slurm that cannot write site factors and
+// cfg.PriorityFallback allows it (fallback true); otherwise an error
+// naming the release and the settings that would do.
+func writeMode(cfg Config, c Slurm, version string) (mode WriteMode, fallback bool, err error) {
+	if cfg.WriteMode != WriteFactor || c.SupportsSiteFactor() {
+		return cfg.WriteMode, false, nil
+	}
+	if cfg.PriorityFallback {
+		return WritePriority, true, nil
+	}
+	if version == "" {
+		version = "this slurmrestd"
+	}
+	return "", false, fmt.Errorf("sidecar.write_mode = \"factor\": %s: %w (Slurm 22.05–23.11 have none; 24.11 and later do): "+
+		"set sidecar.priority_fallback = true to write priorities instead, or sidecar.write_mode = \"priority\"", version, ErrNoSiteFactor)
 }
 
 // Reload is a configuration file read again: Config when it loaded
@@ -104,6 +134,10 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 	if err := o.Cluster.Validate(); err != nil {
 		return nil, fmt.Errorf("sidecar: cluster model: %w", err)
 	}
+	mode, fallback, err := writeMode(cfg, o.Slurm, o.SlurmVersion)
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
+	}
 	env := policy.NewEnv(o.Cluster, cfg.Params)
 	pol, err := policy.New(cfg.Policy, env)
 	if err != nil {
@@ -121,7 +155,12 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
 		finished: map[string]finishedJob{}, active: map[string]*openIncident{}, seen: map[string]bool{},
-		clock: math.Inf(-1), reloads: o.Reload,
+		clock: math.Inf(-1), reloads: o.Reload, mode: mode,
+	}
+	s.m.setWriteMode(mode, fallback)
+	if fallback {
+		s.log.Warn().Str("slurm", o.SlurmVersion).Str("write_mode", string(mode)).
+			Msg("the REST API cannot write site factors; writing priorities instead (sidecar.priority_fallback)")
 	}
 	env.Allow = s.allow
 	s.intervalNs.Store(int64(cfg.Interval))

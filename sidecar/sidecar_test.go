@@ -67,6 +67,9 @@ func newHarness(t testing.TB, n, g int, busy bool, mod func(*Config)) *harness {
 	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
 	cfg.Scope.Partitions = []string{"gpu"}
 	cfg.History = 0
+	// The tests written before factor mode check priorities; factor
+	// mode's tests set it.
+	cfg.WriteMode = WritePriority
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -21,6 +21,9 @@ type Slurm interface {
 	UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate) error
 	// AccountingJobs returns the jobs that finished in [from, to).
 	AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error)
+	// SupportsSiteFactor reports whether UpdateJob can write a site
+	// factor; see slurmclient.Client.
+	SupportsSiteFactor() bool
 }
 
 var _ Slurm = slurmclient.Client(nil)

@@ -64,8 +64,11 @@ type savedJob struct {
 	DSeq     int         `json:"dispatch_seq,omitempty"`
 	PlacedAt float64     `json:"placed_at,omitempty"`
 	Place    []savedSlot `json:"placement,omitempty"`
-	// Writes.
+	// Writes: the explicit priority (priority mode) and the site factor
+	// (factor mode; absent in files of earlier versions, read as 0,
+	// Slurm's default) asrpt wrote and believes in effect.
 	Priority    uint32   `json:"priority,omitempty"`
+	SiteFactor  uint32   `json:"site_factor,omitempty"`
 	Nodes       []string `json:"nodes,omitempty"`
 	GPUsPerNode int      `json:"gpus_per_node,omitempty"`
 	NoNodes     bool     `json:"no_nodes,omitempty"`
@@ -175,7 +178,7 @@ func (s *Sidecar) stateToSave() *savedState {
 	for _, e := range s.entries {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
-			Priority: e.prio, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
+			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
 			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, ProfileSource: string(e.prof.Source)}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
@@ -222,7 +225,7 @@ func (s *Sidecar) restore(st *savedState) error {
 		}
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
-			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
+			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes}
 		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
 		e.job.Profile = e.prof.Model

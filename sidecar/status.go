@@ -21,6 +21,9 @@ type Status struct {
 	DryRun    bool      `json:"dry_run"`
 	Policy    string    `json:"policy"`
 	IntervalS float64   `json:"interval_s"`
+	// WriteMode is the write mode in use: factor (site factors) or
+	// priority (also when it stands in for factor mode).
+	WriteMode string `json:"write_mode"`
 	// LastCycle is the last cycle, successful or not (nil before the
 	// first); LastSuccess the end of the last successful one.
 	LastCycle   *CycleStatus `json:"last_cycle,omitempty"`
@@ -106,7 +109,7 @@ const maxStatusJobs = 200
 func (s *Sidecar) publishStatus(rep CycleReport, err error) {
 	bi := buildinfo.Get()
 	st := &Status{Version: bi.Version, Started: time.Unix(0, s.started.Load()), DryRun: s.cfg.DryRun,
-		Policy: s.cfg.Policy, IntervalS: s.cfg.Interval.Seconds(), Stages: map[string]int{}}
+		Policy: s.cfg.Policy, IntervalS: s.cfg.Interval.Seconds(), WriteMode: string(s.mode), Stages: map[string]int{}}
 	cs := &CycleStatus{Time: rep.Time, OK: err == nil, DurationS: rep.Duration.Seconds(), Jobs: rep.Jobs,
 		Writes: rep.Writes, Failed: rep.Failed}
 	if err != nil {

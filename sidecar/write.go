@@ -32,8 +32,13 @@ const maxNodeListTries = 3
 
 // apply writes the changed values, head of the queue first, within the
 // write limit; a value whose last write to the job failed waits for its
-// backoff. It returns an error only when writing cannot go on (the token
-// or the privileges are refused, the context ended).
+// backoff. In factor mode it writes site factors (those decide marked) and
+// no priority: an explicit priority asrpt set before is taken back by a
+// release sent with the factor (an Operator's release drops it), and a
+// node list's guard releases the job without one, so that the priority
+// plugin's value, with the factor, stands. It returns an error only when
+// writing cannot go on (the token or the privileges are refused, the
+// context ended).
 func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
 	budget := s.cfg.WriteLimit
 	failedInRow := 0
@@ -47,11 +52,19 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 				rep.Deferred++
 				continue
 			}
-			// Held while the node list is written, released with its
-			// priority: Slurm cannot start it in between (a node list that
-			// reaches a running job resizes it).
-			p := d.priority
-			u := slurmclient.JobUpdate{RequiredNodes: nodes, Priority: &p, Guard: true}
+			// Held while the node list is written, then released: Slurm
+			// cannot start it in between (a node list that reaches a
+			// running job resizes it). The release recomputes the
+			// priority: priority mode sends its priority with it, factor
+			// mode writes the factor while the job is held.
+			u := slurmclient.JobUpdate{RequiredNodes: nodes, Guard: true}
+			if s.mode == WriteFactor {
+				f := d.factor
+				u.SiteFactor = &f
+			} else {
+				p := d.priority
+				u.Priority = &p
+			}
 			if gpn > 0 {
 				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
 			}
@@ -67,6 +80,25 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 				// until the next read says it is still pending.
 				continue
 			}
+		}
+		if s.mode == WriteFactor {
+			if d.setFactor && (d.factor != e.factor || e.prio != 0) && s.due(e, "site_factor", rep) {
+				if budget == 0 {
+					rep.Deferred++
+					continue
+				}
+				f := d.factor
+				u := slurmclient.JobUpdate{SiteFactor: &f}
+				if e.prio != 0 {
+					release := false
+					u.Hold = &release
+				}
+				budget--
+				if stop, _, err := s.write(ctx, e, "site_factor", u, dry, rep, &failedInRow); stop {
+					return err
+				}
+			}
+			continue
 		}
 		if d.priority != e.prio && s.due(e, "priority", rep) {
 			if budget == 0 {
@@ -136,6 +168,13 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 		s.dirty = true
 		if u.Priority != nil {
 			e.prio = *u.Priority
+		} else if u.Guard || u.Hold != nil && !*u.Hold {
+			// Released without a priority: the priority plugin's value
+			// stands.
+			e.prio = 0
+		}
+		if u.SiteFactor != nil {
+			e.factor = *u.SiteFactor
 		}
 		if u.RequiredNodes != nil {
 			e.nodes = slices.Clone(u.RequiredNodes)
@@ -198,9 +237,10 @@ func (s *Sidecar) failed(e *entry, kind, reason string, err error) {
 	if reason == "not_applied" {
 		// Slurm answered success but the job differs: assume nothing asrpt
 		// can rely on.
-		if kind == "priority" {
+		switch kind {
+		case "priority":
 			e.prio = 0
-		} else {
+		case "nodes":
 			e.nodes = nil
 		}
 	}

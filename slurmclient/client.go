@@ -50,6 +50,11 @@ type Client interface {
 	AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error)
 	// APIVersion is the REST API version of the adapter, e.g. "v0.0.42".
 	APIVersion() string
+	// SupportsSiteFactor reports whether the adapter's REST API can write
+	// a job's site factor (JobUpdate.SiteFactor): v0.0.42 and v0.0.44 can,
+	// v0.0.38 (Slurm 22.05–23.11) cannot, and UpdateJob refuses such a
+	// write there with ErrUnsupported before sending anything.
+	SupportsSiteFactor() bool
 }
 
 // Version identifies the Slurm behind slurmrestd.
@@ -73,7 +78,10 @@ type Job struct {
 	// the partitions it may run in joined by commas (see Partitions).
 	Partition string
 	QOS       string
-	// Priority is Slurm's job priority; 0 means held.
+	// Priority is Slurm's job priority; 0 means held. Under
+	// priority/multifactor it includes the job's site factor, which no
+	// REST API version reports on its own (the job-info schemas of v0.0.38
+	// to v0.0.45 carry no site_factor): asrpt keeps what it wrote.
 	Priority uint32
 	// State is Slurm's base job state (PENDING, RUNNING, COMPLETED, ...);
 	// Flags holds the remaining state flags of v0.0.40+ (e.g. REQUEUED).
@@ -166,16 +174,42 @@ type JobUpdate struct {
 	// Nice sets the nice value, in [-2147483645, 2147483645]. It cannot be
 	// combined with Priority: slurmctld resets nice when it sets a priority.
 	Nice *int
+	// SiteFactor sets the job's site factor, in priority points, in
+	// [0, MaxSiteFactor]: priority/multifactor adds it to the priority it
+	// computes (Σ weight·factor + site factor − nice), recomputed at once
+	// and at every PriorityCalcPeriod; 0 is Slurm's default. Slurm keeps
+	// the factor through a hold and a release, but an explicit priority
+	// (Priority) overrides the whole computation until the job is released.
+	// It needs Operator, and a REST API that has the key (see
+	// Client.SupportsSiteFactor; ErrUnsupported otherwise, before anything
+	// is sent). No API version reports the factor back, so the re-read
+	// after the write checks only that the job is still there.
+	SiteFactor *uint32
 	// Hold holds (true) or releases (false) the job. A release is sent
 	// first and makes Slurm recompute the priority, so set Priority in the
-	// same update to keep one; a hold is sent last.
+	// same update to keep one; a hold is sent last. An Operator's release
+	// of a job that is not held also drops an explicit priority and lets
+	// the priority plugin compute it again (24.11, 26.05).
 	Hold *bool
-	// Guard holds the job while RequiredNodes and GPUsPerNode are written
-	// and releases it with Priority afterwards, so that Slurm cannot start
-	// the job between the check that it is pending and the write: Slurm
-	// applies a node list that reaches a running job as a resize (RESIZING
-	// in accounting). It needs Priority (the release makes Slurm compute
-	// the priority again) and no Hold; a job already held is updated
-	// without the guard, and stays held.
+	// Guard holds the job while RequiredNodes and GPUsPerNode (and
+	// SiteFactor) are written and releases it afterwards, so that Slurm
+	// cannot start the job between the check that it is pending and the
+	// write: Slurm applies a node list that reaches a running job as a
+	// resize (RESIZING in accounting). The release makes Slurm compute the
+	// priority again: with Priority set it is sent with the release and
+	// kept; without, the priority plugin's value stands (with the site
+	// factor). It takes no Hold; a job already held is updated without the
+	// guard, and stays held.
 	Guard bool
 }
+
+// MaxSiteFactor is the largest JobUpdate.SiteFactor. slurmctld stores a
+// job's site factor as an unsigned 32-bit number offset by 2^31 (a factor
+// f is 2^31 + f; the REST key site_factor takes that stored number,
+// although the OpenAPI documents call it int32) and treats 2^32−2 as
+// "not set": f ≤ 2^31 − 3.
+const MaxSiteFactor = 1<<31 - 3
+
+// siteFactorOffset is slurmctld's NICE_OFFSET, the stored value of a site
+// factor of 0.
+const siteFactorOffset = 1 << 31

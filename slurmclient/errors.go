@@ -41,7 +41,9 @@ var (
 	// pending tasks). The value is applied; do not send it again.
 	ErrAppliedDespiteError = errors.New("slurm: change in effect although the update was refused")
 	// ErrUnsupported: the operation or API version is not available on
-	// this slurmrestd (404 on an endpoint).
+	// this slurmrestd (404 on an endpoint), or the API version cannot write
+	// a field asked for (a site factor through v0.0.38: refused before
+	// anything is sent).
 	ErrUnsupported = errors.New("slurm: not supported by this slurmrestd")
 	// ErrBadResponse: the body is not what the API version defines
 	// (truncated, not JSON, wrong types, too large).

@@ -102,6 +102,19 @@ func (f *fakeRest) serve(w http.ResponseWriter, r *http.Request) {
 	w.Write(rt.body)
 }
 
+// posts returns the bodies of the POSTs received so far, in order.
+func (f *fakeRest) posts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for i, l := range f.log {
+		if strings.HasPrefix(l, "POST") {
+			out = append(out, f.bodies[i])
+		}
+	}
+	return out
+}
+
 // testToken writes a token file for user and returns its path.
 func testToken(t testing.TB, user string) string {
 	t.Helper()

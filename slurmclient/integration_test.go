@@ -299,6 +299,67 @@ func TestLiveJobsAndUpdate(t *testing.T) {
 	})
 }
 
+// TestLiveSiteFactor: a site factor written through v0.0.42/44 is what the
+// priority plugin adds (the labs' weights are 0, so it is the whole
+// priority, and sprio's SITE column shows it); an explicit priority masks
+// it until a release, which drops the explicit priority; a guarded node
+// list without a priority keeps it. v0.0.38 refuses it before sending
+// anything.
+func TestLiveSiteFactor(t *testing.T) {
+	forLabs(t, func(t *testing.T, l *lab) {
+		c := l.client(t, "slurmrest")
+		ctx := liveCtx(t)
+		// Pending for resources (sprio shows it): node1 taken by a blocker.
+		blocker := l.submit(t, "bob", 300, "-w", "node1", "--exclusive")
+		l.waitState(t, blocker, "RUNNING", 90*time.Second)
+		id := l.submit(t, "alice", 60, "--gres=gpu:1", "-w", "node1")
+		prio := func() uint32 {
+			t.Helper()
+			j, err := c.Job(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j.Priority
+		}
+		before := prio()
+		if !c.SupportsSiteFactor() {
+			err := c.UpdateJob(ctx, id, JobUpdate{SiteFactor: ptr(uint32(1234))})
+			if !errors.Is(err, ErrUnsupported) || prio() != before {
+				t.Errorf("v0.0.38 site factor: %v, priority %d (was %d)", err, prio(), before)
+			}
+			return
+		}
+		steps := []struct {
+			name string
+			u    JobUpdate
+			want uint32
+		}{
+			{"site factor", JobUpdate{SiteFactor: ptr(uint32(1234))}, 1234},
+			{"explicit priority", JobUpdate{Priority: ptr(uint32(77))}, 77},
+			{"site factor under an explicit priority", JobUpdate{SiteFactor: ptr(uint32(500))}, 77},
+			{"release of a job not held", JobUpdate{Hold: ptr(false)}, 500},
+			{"guarded node list with a site factor", JobUpdate{RequiredNodes: []string{"node1"}, SiteFactor: ptr(uint32(600)), Guard: true}, 600},
+			{"site factor 0", JobUpdate{SiteFactor: ptr(uint32(0))}, 1},
+		}
+		for _, st := range steps {
+			if err := c.UpdateJob(ctx, id, st.u); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			if got := prio(); got != st.want {
+				t.Errorf("%s: priority %d, want %d", st.name, got, st.want)
+			}
+			if st.name == "site factor" {
+				if out := l.run(t, "sprio", "-h", "-j", id, "-o", "%S"); out != "1234" {
+					t.Errorf("sprio SITE %q, want 1234", out)
+				}
+			}
+		}
+		if s := l.show(t, id); s["JobState"] != "PENDING" || s["ReqNodeList"] != "node1" || strings.HasPrefix(s["Reason"], "JobHeld") {
+			t.Errorf("after the guarded write: %s %s %s", s["JobState"], s["ReqNodeList"], s["Reason"])
+		}
+	})
+}
+
 func TestLiveRequiredNodesRunThere(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
 		c := l.client(t, "slurmrest")

@@ -187,8 +187,11 @@ func validate(id string, u JobUpdate) error {
 	if u.Nice != nil && (*u.Nice < -2147483645 || *u.Nice > 2147483645) {
 		return bad("nice", "%d outside [-2147483645, 2147483645]", *u.Nice)
 	}
-	if u.Guard && (u.Priority == nil || u.Hold != nil) {
-		return bad("guard", "needs the priority to set on release, and no hold")
+	if u.SiteFactor != nil && *u.SiteFactor > MaxSiteFactor {
+		return bad("site factor", "%d outside [0, %d]", *u.SiteFactor, MaxSiteFactor)
+	}
+	if u.Guard && u.Hold != nil {
+		return bad("guard", "holds and releases the job itself: no hold with it")
 	}
 	if u.Nice != nil && u.Priority != nil {
 		// slurmctld resets nice to 0 when it sets an explicit priority.
@@ -206,7 +209,8 @@ type field struct {
 }
 
 // plan orders the fields of u: release, required nodes, GPUs per node,
-// comment, nice, priority, hold. enc builds the version's body per field.
+// comment, nice, site factor, priority, hold. enc builds the version's body
+// per field.
 func plan(u JobUpdate, enc encoder) []field {
 	var fs []field
 	if u.Hold != nil && !*u.Hold {
@@ -235,6 +239,11 @@ func plan(u JobUpdate, enc encoder) []field {
 		n := *u.Nice
 		fs = append(fs, field{"nice", map[string]any{"nice": n}, func(j Job) bool { return j.Nice == n }})
 	}
+	if u.SiteFactor != nil {
+		// No API version reports the site factor back: the re-read only
+		// shows that the job is still there.
+		fs = append(fs, field{"site factor", enc.siteFactor(*u.SiteFactor), func(Job) bool { return true }})
+	}
 	if u.Priority != nil {
 		p := *u.Priority
 		fs = append(fs, field{"priority", enc.priority(p), func(j Job) bool { return j.Priority == p }})
@@ -251,6 +260,9 @@ type encoder interface {
 	requiredNodes(names []string) map[string]any
 	gpusPerNode(n int, typ string) map[string]any
 	hold(h bool) map[string]any
+	// siteFactor is the body that sets site factor f (f in priority
+	// points); nil where the version cannot (SupportsSiteFactor false).
+	siteFactor(f uint32) map[string]any
 	// remainder is the path element that addresses an array's pending
 	// remainder j and none of its started tasks.
 	remainder(j Job) string
@@ -260,6 +272,8 @@ type encoder interface {
 type jobAdapter interface {
 	encoder
 	Job(context.Context, string) (Job, error)
+	SupportsSiteFactor() bool
+	APIVersion() string
 }
 
 // update runs plan(u) against one job: one POST per field, the job re-read
@@ -267,6 +281,10 @@ type jobAdapter interface {
 func update(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u JobUpdate) error {
 	if err := validate(id, u); err != nil {
 		return err
+	}
+	if u.SiteFactor != nil && !a.SupportsSiteFactor() {
+		return fmt.Errorf("job %s: site factor: %w: the job update of REST API %s has no site_factor (asrpt writes it through v0.0.42 and v0.0.44: Slurm 24.11 and later)",
+			id, ErrUnsupported, a.APIVersion())
 	}
 	before, err := a.Job(ctx, id)
 	if err != nil {
@@ -331,8 +349,8 @@ func update(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u Jo
 // releaseTimeout bounds the release of a guarded update.
 const releaseTimeout = 30 * time.Second
 
-// guarded runs u as hold, then the fields, then release with the priority
-// (see JobUpdate.Guard). Once the hold is in effect the release is sent
+// guarded runs u as hold, then the fields, then release, with the priority
+// when u sets one (see JobUpdate.Guard). Once the hold is in effect the release is sent
 // whatever happens to the fields between, so the job is not left held.
 func guarded(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u JobUpdate) error {
 	hold, release := true, false

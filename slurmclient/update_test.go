@@ -18,7 +18,24 @@ type jobSim struct {
 	api  string
 	job  map[string]any // recorded job, mutated
 	resp func(body map[string]any) (int, string)
+	// site is the stored site factor (2^31 + the factor; 0 until one is
+	// written, read as 2^31); direct is set by an explicit priority and
+	// cleared by a release, as slurmctld's direct_set_prio.
+	site   uint64
+	direct bool
 }
+
+// computed is what multifactor with all weights 0 gives the job: its site
+// factor, at least 1.
+func (s *jobSim) computed() uint32 {
+	f := int64(s.site) - siteFactorOffset
+	if s.site == 0 || f < 1 {
+		return 1
+	}
+	return uint32(f)
+}
+
+func (s *jobSim) held() bool { h, _ := s.job["hold"].(bool); return h }
 
 func newJobSim(t *testing.T, rel, api string) (*jobSim, string) {
 	var m map[string]any
@@ -84,15 +101,26 @@ func (s *jobSim) apply(b []byte) route {
 				v = m["number"]
 			}
 			s.setPriority(uint32(v.(float64)))
+			s.direct = true
 		case "hold":
 			if v.(bool) {
 				s.setPriority(0)
 				s.job["state_reason"] = "JobHeldAdmin"
 			} else {
-				s.setPriority(1) // a release recomputes the priority
+				// A release recomputes the priority, dropping an explicit one.
+				s.direct = false
+				s.setPriority(s.computed())
 				s.job["state_reason"] = "None"
 			}
 			s.job["hold"] = v
+		case "site_factor":
+			if s.api == "v0.0.38" {
+				return route{200, []byte(`{"errors":[{"description":"Unknown key \"site_factor\"","error_number":9001,"error":"Failure during parsing"}]}`)}
+			}
+			s.site = uint64(v.(float64))
+			if !s.held() && !s.direct {
+				s.setPriority(s.computed())
+			}
 		case "nodelist":
 			s.job["required_nodes"] = v
 		case "required_nodes":
@@ -157,12 +185,7 @@ func TestUpdateOrderAndBodies(t *testing.T) {
 			if err := c.UpdateJob(ctxT(t), id, u); err != nil {
 				t.Fatal(err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
 				t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
 			}
@@ -190,12 +213,7 @@ func TestUpdateClearsNodeList(t *testing.T) {
 			if err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{}}); err != nil {
 				t.Fatal(err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if len(posts) != 1 || posts[0] != want[r.api] {
 				t.Errorf("POST bodies %v, want %s", posts, want[r.api])
 			}
@@ -234,12 +252,7 @@ func TestUpdateGuarded(t *testing.T) {
 				if refuse != (err != nil) || refuse && !errors.Is(err, ErrInvalid) {
 					t.Errorf("error %v (refused %v)", err, refuse)
 				}
-				var posts []string
-				for i, l := range f.log {
-					if strings.HasPrefix(l, "POST") {
-						posts = append(posts, f.bodies[i])
-					}
-				}
+				posts := f.posts()
 				if !refuse && strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
 					t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
 				}
@@ -250,8 +263,8 @@ func TestUpdateGuarded(t *testing.T) {
 			})
 		}
 	}
-	if err := validate("1", JobUpdate{RequiredNodes: []string{"n1"}, Guard: true}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("guard without a priority: %v", err)
+	if err := validate("1", JobUpdate{RequiredNodes: []string{"n1"}, Guard: true, Hold: ptr(true)}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("guard with a hold: %v", err)
 	}
 }
 
@@ -276,12 +289,7 @@ func TestUpdateGuardHoldOnStartedJob(t *testing.T) {
 			if !errors.Is(err, ErrNotPending) {
 				t.Errorf("error %v, want ErrNotPending", err)
 			}
-			var posts []string
-			for i, l := range f.log {
-				if strings.HasPrefix(l, "POST") {
-					posts = append(posts, f.bodies[i])
-				}
-			}
+			posts := f.posts()
 			if strings.Join(posts, " ") != `{"hold":true} {"hold":false}` {
 				t.Errorf("POST bodies %v, want the hold and its release only", posts)
 			}
@@ -360,12 +368,7 @@ func TestUpdateFailures(t *testing.T) {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("err = %v, want %v", err, tc.want)
 				}
-				posts := 0
-				for _, l := range f.log {
-					if strings.HasPrefix(l, "POST") {
-						posts++
-					}
-				}
+				posts := len(f.posts())
 				if posts != tc.posts {
 					t.Errorf("%d POSTs, want %d", posts, tc.posts)
 				}
@@ -388,6 +391,65 @@ func TestUpdateGPULoss(t *testing.T) {
 			err := c.UpdateJob(ctxT(t), id, JobUpdate{GPUsPerNode: ptr(2)})
 			if !errors.Is(err, ErrNotApplied) || !errors.Is(err, ErrInvalid) {
 				t.Fatalf("err = %v, want ErrNotApplied and ErrInvalid", err)
+			}
+		})
+	}
+}
+
+// TestUpdateSiteFactor: a site factor goes out offset by 2^31, as slurmctld
+// stores it, and makes the priority plugin's value move by it; v0.0.38
+// refuses it before sending anything (not even the read).
+func TestUpdateSiteFactor(t *testing.T) {
+	for _, r := range releases {
+		for _, f := range []uint32{0, 1000, MaxSiteFactor} {
+			t.Run(fmt.Sprintf("%s/%d", r.rel, f), func(t *testing.T) {
+				fr, _, c, id := simClient(t, r.rel, r.api)
+				err := c.UpdateJob(ctxT(t), id, JobUpdate{SiteFactor: ptr(f)})
+				if !c.SupportsSiteFactor() {
+					if !errors.Is(err, ErrUnsupported) || len(fr.log) != 0 {
+						t.Errorf("v0.0.38: error %v after %d requests, want ErrUnsupported before any", err, len(fr.log))
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				posts := fr.posts()
+				if want := fmt.Sprintf(`{"site_factor":%d}`, uint64(1<<31)+uint64(f)); len(posts) != 1 || posts[0] != want {
+					t.Errorf("POST bodies %v, want %s", posts, want)
+				}
+				if j, _ := c.Job(ctxT(t), id); j.Priority != max(f, 1) {
+					t.Errorf("priority %d after site factor %d, want %d", j.Priority, f, max(f, 1))
+				}
+			})
+		}
+	}
+	if err := validate("1", JobUpdate{SiteFactor: ptr(uint32(MaxSiteFactor + 1))}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("site factor above MaxSiteFactor: %v", err)
+	}
+}
+
+// TestUpdateGuardedSiteFactor: a guarded node list without a priority
+// writes the site factor while the job is held and releases it without
+// one, so that the priority plugin's value (with the factor) stands, and
+// an explicit priority set before is gone.
+func TestUpdateGuardedSiteFactor(t *testing.T) {
+	want := `{"hold":true} {"required_nodes":["node3"]} {"site_factor":2147484148} {"hold":false}`
+	for _, r := range releases[1:] {
+		t.Run(r.rel, func(t *testing.T) {
+			f, s, c, id := simClient(t, r.rel, r.api)
+			s.setPriority(99)
+			s.direct = true
+			err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, SiteFactor: ptr(uint32(500)), Guard: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts := f.posts()
+			if strings.Join(posts, " ") != want {
+				t.Errorf("POST bodies\n got %v\nwant %s", posts, want)
+			}
+			if j, _ := c.Job(ctxT(t), id); j.Held || j.Priority != 500 || len(j.RequiredNodes) != 1 {
+				t.Errorf("job after the guarded update: held %v priority %d nodes %v", j.Held, j.Priority, j.RequiredNodes)
 			}
 		})
 	}

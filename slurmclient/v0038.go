@@ -196,6 +196,13 @@ func (c *v0038) remainder(j Job) string { return j.Array.JobID + "_[" + j.Array.
 
 func (c *v0038) priority(p uint32) map[string]any { return map[string]any{"priority": p} }
 func (c *v0038) hold(h bool) map[string]any       { return map[string]any{"hold": h} }
+
+// siteFactor is nil: v0.0.38's job update (sbatch options) has no site
+// factor; update refuses the write before sending anything.
+func (c *v0038) siteFactor(uint32) map[string]any { return nil }
+
+// SupportsSiteFactor is false for v0.0.38 (see siteFactor).
+func (c *v0038) SupportsSiteFactor() bool { return false }
 func (c *v0038) requiredNodes(names []string) map[string]any {
 	// An empty string clears ReqNodeList.
 	return map[string]any{"nodelist": strings.Join(names, ",")}

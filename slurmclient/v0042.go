@@ -171,6 +171,14 @@ func (c *v0042) priority(p uint32) map[string]any {
 	return map[string]any{"priority": map[string]any{"set": true, "number": p}}
 }
 func (c *v0042) hold(h bool) map[string]any { return map[string]any{"hold": h} }
+
+// siteFactor sends the factor as slurmctld stores it, offset by 2^31
+// (see MaxSiteFactor).
+func (c *v0042) siteFactor(f uint32) map[string]any {
+	return map[string]any{"site_factor": uint64(siteFactorOffset) + uint64(f)}
+}
+
+func (c *v0042) SupportsSiteFactor() bool { return true }
 func (c *v0042) requiredNodes(names []string) map[string]any {
 	if len(names) == 0 {
 		// An empty list is ignored; one empty name clears ReqNodeList.

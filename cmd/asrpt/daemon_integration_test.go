@@ -78,9 +78,10 @@ func TestDaemon(t *testing.T) {
 	listen := pl.Addr().String()
 	pl.Close()
 	// Not a dry run (a dry run takes no state lock), but its scope is a
-	// partition without jobs: it writes nothing to the lab.
+	// partition without jobs: it writes nothing to the lab. Factor mode,
+	// falling back to priorities where the REST API has no site factor.
 	write := func(sidecarKeys string) {
-		body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\n[sidecar]\ninterval = \"1s\"\nstate_file = %q\n%s[scope]\npartitions = [\"asrpt-none\"]\n[predictor]\nname = \"mean\"\nhistory = \"1h\"\n[metrics]\nlisten = %q\n[log]\nformat = \"json\"\n",
+		body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\n[sidecar]\ninterval = \"1s\"\nstate_file = %q\npriority_fallback = true\n%s[scope]\npartitions = [\"asrpt-none\"]\n[predictor]\nname = \"mean\"\nhistory = \"1h\"\n[metrics]\nlisten = %q\n[log]\nformat = \"json\"\n",
 			lab.URL, tokenFile, lab.ConfDir, filepath.Join(dir, "state.json"), sidecarKeys, listen)
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -147,6 +148,12 @@ func TestDaemon(t *testing.T) {
 		}
 	}
 
+	mode := "writing site factors to Slurm"
+	if lab.Version == "22.05" {
+		waitLog("the REST API cannot write site factors; writing priorities instead")
+		mode = "writing priorities to Slurm"
+	}
+
 	// A second instance and a giveback are refused while it runs.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -155,6 +162,7 @@ func TestDaemon(t *testing.T) {
 	for {
 		out, err := exec.CommandContext(ctx, bin, "status", "--config", conf).CombinedOutput()
 		if err == nil && strings.Contains(string(out), "last cycle:     ok") && strings.Contains(string(out), "slurmrestd:     up") &&
+			strings.Contains(string(out), mode) &&
 			strings.Contains(string(out), "token:          "+tokenFile+", user ") {
 			break
 		}
@@ -243,20 +251,31 @@ func TestCheckOnline(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
+	// Factor mode (the default) on a REST API without site factors: the
+	// sidecar would refuse to start, unless priority_fallback.
+	factor, factorOK := "write mode: factor (Slurm "+lab.Release, true
+	fallback := factor
+	if lab.Version == "22.05" {
+		factor, factorOK = "sidecar.write_mode: Slurm "+lab.Release+" (REST API v0.0.38) cannot write site factors", false
+		fallback = "with sidecar.priority_fallback = true the sidecar writes priorities instead"
+	}
 	for _, tc := range []struct {
 		name, url, token, state string
 		ok                      bool
 		want                    []string
+		keys                    string
 	}{
-		{"good", lab.URL, good, filepath.Join(dir, "state.json"), true, []string{"slurmrestd: Slurm " + lab.Release, "token: user ", "writable", "may update other users' jobs"}},
-		{"no admin level", lab.URL, user, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: alice has AdminLevel=None and may not change other users' jobs"}},
-		{"nothing listening", closed, good, filepath.Join(dir, "state.json"), false, []string{"slurm.url: ", "cannot reach slurmrestd at " + closed}},
-		{"garbage token", lab.URL, bad, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: ", "refused the token in " + bad}},
-		{"state directory not writable", lab.URL, good, "/proc/asrpt-state.json", false, []string{"sidecar.state_file: the state directory /proc is not writable"}},
+		{"good", lab.URL, good, filepath.Join(dir, "state.json"), true, []string{"slurmrestd: Slurm " + lab.Release, "token: user ", "writable", "may update other users' jobs", fallback}, "priority_fallback = true\n"},
+		{"factor mode without fallback", lab.URL, good, filepath.Join(dir, "state.json"), factorOK, []string{factor}, ""},
+		{"priority mode", lab.URL, good, filepath.Join(dir, "state.json"), true, []string{"write mode: priority"}, "write_mode = \"priority\"\n"},
+		{"no admin level", lab.URL, user, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: alice has AdminLevel=None and may not change other users' jobs"}, ""},
+		{"nothing listening", closed, good, filepath.Join(dir, "state.json"), false, []string{"slurm.url: ", "cannot reach slurmrestd at " + closed}, ""},
+		{"garbage token", lab.URL, bad, filepath.Join(dir, "state.json"), false, []string{"slurm.token_file: ", "refused the token in " + bad}, ""},
+		{"state directory not writable", lab.URL, good, "/proc/asrpt-state.json", false, []string{"sidecar.state_file: the state directory /proc is not writable"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conf := filepath.Join(dir, "asrpt.toml")
-			body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\ntimeout = \"5s\"\n[sidecar]\nstate_file = %q\n", tc.url, tc.token, lab.ConfDir, tc.state)
+			body := fmt.Sprintf("[slurm]\nurl = %q\ntoken_file = %q\nconf_dir = %q\ntimeout = \"5s\"\n[sidecar]\nstate_file = %q\n%s", tc.url, tc.token, lab.ConfDir, tc.state, tc.keys)
 			if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}

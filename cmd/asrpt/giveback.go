@@ -11,13 +11,13 @@ import (
 )
 
 func init() {
-	register("giveback", "hand every job asrpt manages back to Slurm's priority plugin (run with the sidecar stopped)", runGiveback)
+	register("giveback", "hand every job asrpt manages back to Slurm's priority plugin: site factors back to 0, priorities recomputed (run with the sidecar stopped)", runGiveback)
 }
 
 func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("giveback", stderr)
 	path := fs.String("config", defaultConfigPath, "configuration file (TOML)")
-	inBand := fs.Bool("in-band", false, "also hand back pending jobs in scope whose priority lies in asrpt's bands (lost state file)")
+	inBand := fs.Bool("in-band", false, "also hand back pending jobs in scope whose priority lies in asrpt's bands, and set every pending job in scope's site factor back to 0 (lost state file)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

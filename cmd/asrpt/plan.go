@@ -60,7 +60,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log})
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, SlurmVersion: slurmVersion(ctx, client)})
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // writePlan prints the plan as a table in squeue's spirit.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tNODES\tALPHA\tNOTE")
+	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tNOTE")
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
 		if !r.Known {
@@ -92,6 +92,14 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		prio := fmt.Sprint(r.PriorityNow)
 		if r.PriorityNew != r.PriorityNow {
 			prio += "->" + fmt.Sprint(r.PriorityNew)
+		}
+		// The site factor asrpt wrote and the one it writes (factor mode).
+		site := "-"
+		if r.SiteFactorNow != nil && r.SiteFactorNew != nil {
+			site = fmt.Sprint(*r.SiteFactorNow)
+			if *r.SiteFactorNew != *r.SiteFactorNow {
+				site += "->" + fmt.Sprint(*r.SiteFactorNew)
+			}
 		}
 		nodes := strings.Join(r.Nodes, ",")
 		if nodes == "" {
@@ -121,7 +129,7 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if r.Alpha > 0 && r.AlphaMin > 0 {
 			alpha = fmt.Sprintf("%.3gs(x%.2f)", r.Alpha, r.Alpha/r.AlphaMin)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, prof, pred, virt, rank, prio, nodes, alpha, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, prof, pred, virt, rank, prio, site, nodes, alpha, note)
 	}
 	return tw.Flush()
 }

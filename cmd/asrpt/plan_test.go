@@ -34,6 +34,23 @@ func TestWritePlanGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "plan.golden"), buf.Bytes(), *updatePlan)
+
+	// Factor mode: the priority stays the priority plugin's; the site
+	// factor asrpt wrote and the one it writes.
+	u := func(v uint32) *uint32 { return &v }
+	rows = []sidecar.PlanRow{
+		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Stage: "dispatched", Rank: 1,
+			PriorityNow: 11200, PriorityNew: 11200, SiteFactorNow: u(9500), SiteFactorNew: u(10000), Nodes: []string{"gpu01", "gpu02"}},
+		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "waiting", Rank: 2,
+			VirtualRemaining: 30, PriorityNow: 6100, PriorityNew: 6100, SiteFactorNow: u(5000), SiteFactorNew: u(5000)},
+		{JobID: "19", User: "cy", Name: "sweep", Shape: "plain", GPUs: 1, Predicted: 610, Known: true, Stage: "waiting", Rank: 3,
+			VirtualRemaining: 610, PriorityNow: 1100, PriorityNew: 1100, SiteFactorNow: u(0), SiteFactorNew: u(0)},
+	}
+	buf.Reset()
+	if err := writePlan(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "plan-factor.golden"), buf.Bytes(), *updatePlan)
 }
 
 func TestSidecarCheck(t *testing.T) {

@@ -35,11 +35,18 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	check := fs.Bool("check", false, "validate the configuration, the files it names and the Slurm configuration, then exit")
 	online := fs.Bool("online", false, "with --check: also contact slurmrestd with the token and try the state directory")
 	dry := fs.Bool("dry-run", false, "log the plan every cycle and write nothing (overrides sidecar.dry_run)")
+	slurmConf := fs.String("slurm-conf", "", "with --check: the directory of the slurm.conf to check against (default: slurm.conf_dir)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := sidecar.LoadConfig(*path)
+	if *slurmConf != "" && !*check {
+		return fmt.Errorf("%w: --slurm-conf goes with --check (the sidecar reads slurm.conf_dir)", errUsage)
+	}
 	if *check {
+		if *slurmConf != "" {
+			cfg.Slurm.ConfDir = *slurmConf
+		}
 		cerr := checkConfig(cfg, err, *path, stdout)
 		if *online && err == nil {
 			if n := checkOnline(ctx, cfg, *path, stdout, time.Now()); n > 0 {
@@ -121,7 +128,8 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}()
-	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, Reload: reloads})
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, Reload: reloads,
+		SlurmVersion: slurmVersion(ctx, client)})
 	if err != nil {
 		return err
 	}
@@ -222,6 +230,16 @@ func connectRetry(ctx context.Context, cfg sidecar.Config, log zerolog.Logger) (
 		}
 		delay = min(2*delay, cfg.Interval)
 	}
+}
+
+// slurmVersion names the Slurm behind c for messages: "Slurm 24.11.5, REST
+// API v0.0.42" (the API alone when the ping fails).
+func slurmVersion(ctx context.Context, c slurmclient.Client) string {
+	v, err := c.Ping(ctx)
+	if err != nil || v.Release == "" {
+		return "REST API " + c.APIVersion()
+	}
+	return fmt.Sprintf("Slurm %s, REST API %s", v.Release, c.APIVersion())
 }
 
 // redacted returns a URL for a log line, with any password masked.

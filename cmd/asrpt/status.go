@@ -68,6 +68,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	ew := &errWriter{w: w}
 	mode := "writing to Slurm"
+	switch st.WriteMode {
+	case "factor":
+		mode = "writing site factors to Slurm"
+	case "priority":
+		mode = "writing priorities to Slurm"
+	}
 	if st.DryRun {
 		mode = "dry run (writes nothing)"
 	}

@@ -19,8 +19,8 @@ import (
 var updateStatus = flag.Bool("update-status", false, "rewrite testdata/status.golden")
 
 func sampleStatus(now time.Time) *sidecar.Status {
-	return &sidecar.Status{Version: "v1.0.0", Started: now.Add(-2 * time.Hour), Policy: "asrpt", IntervalS: 30,
-		LastCycle:    &sidecar.CycleStatus{Time: now.Add(-10 * time.Second), OK: true, DurationS: 0.25, Jobs: map[string]int{"pending": 12, "running": 30}, Writes: map[string]int{"priority": 3}, Failed: map[string]int{}},
+	return &sidecar.Status{Version: "v1.0.0", Started: now.Add(-2 * time.Hour), Policy: "asrpt", IntervalS: 30, WriteMode: "factor",
+		LastCycle:    &sidecar.CycleStatus{Time: now.Add(-10 * time.Second), OK: true, DurationS: 0.25, Jobs: map[string]int{"pending": 12, "running": 30}, Writes: map[string]int{"site_factor": 3}, Failed: map[string]int{}},
 		LastSuccess:  now.Add(-10 * time.Second),
 		SlurmrestdUp: true,
 		Stages:       map[string]int{"queued": 9, "dispatched": 2, "running": 25, "left_alone": 2},

@@ -51,13 +51,24 @@ type Fake struct {
 	writes    []Write
 	calls     map[string]int
 	// BasePriority is the priority Slurm's priority plugin gives a job on
-	// release (multifactor's recomputed value); default 1000.
+	// release (multifactor's recomputed value, before the site factor);
+	// default 1000.
 	BasePriority uint32
+	// NoSiteFactor makes the Fake a release whose REST API cannot write a
+	// site factor (22.05): SupportsSiteFactor is false and a SiteFactor
+	// write is refused with ErrUnsupported.
+	NoSiteFactor bool
+	// factor holds each job's site factor; direct marks the jobs whose
+	// priority was set explicitly (or held), which the priority plugin
+	// leaves alone until a release, as slurmctld's direct_set_prio.
+	factor map[string]uint32
+	direct map[string]bool
 }
 
 // NewFake returns a Fake holding nodes (copied).
 func NewFake(nodes []slurmclient.Node) *Fake {
-	return &Fake{jobs: map[string]*slurmclient.Job{}, nodes: slices.Clone(nodes), calls: map[string]int{}}
+	return &Fake{jobs: map[string]*slurmclient.Job{}, nodes: slices.Clone(nodes), calls: map[string]int{},
+		factor: map[string]uint32{}, direct: map[string]bool{}}
 }
 
 // Nodes returns n nodes named node0001… with g GPUs each, all idle, in
@@ -116,6 +127,20 @@ func (f *Fake) base() uint32 {
 	}
 	return f.BasePriority
 }
+
+// computed is the priority the priority plugin gives job id: BasePriority
+// plus its site factor.
+func (f *Fake) computed(id string) uint32 { return f.base() + f.factor[id] }
+
+// SiteFactor returns the site factor of job id (0: Slurm's default).
+func (f *Fake) SiteFactor(id string) uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.factor[id]
+}
+
+// SupportsSiteFactor implements sidecar.Slurm: false with NoSiteFactor.
+func (f *Fake) SupportsSiteFactor() bool { return !f.NoSiteFactor }
 
 // Job returns a copy of job id and whether it exists.
 func (f *Fake) Job(id string) (slurmclient.Job, bool) {
@@ -337,8 +362,11 @@ func (f *Fake) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Jo
 // a component other than the leader); a write to a heterogeneous job's
 // leader reaches every component; a priority on a held job is ErrHeld; an empty
 // node list or a node the cluster lacks is ErrInvalid. A release gives the
-// job BasePriority (the priority plugin recomputes it) unless Priority is
-// set in the same update. The update is recorded when it succeeds.
+// job BasePriority plus its site factor (the priority plugin recomputes
+// it, dropping an explicit priority) unless Priority is set in the same
+// update; a site factor moves the priority of a job whose priority was not
+// set explicitly, and is refused with ErrUnsupported under NoSiteFactor.
+// The update is recorded when it succeeds.
 func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -351,6 +379,9 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 	j, ok := f.jobs[id]
 	if !ok {
 		return fmt.Errorf("fake: update %s: %w", id, slurmclient.ErrJobGone)
+	}
+	if u.SiteFactor != nil && f.NoSiteFactor {
+		return fmt.Errorf("fake: update %s: site factor: %w", id, slurmclient.ErrUnsupported)
 	}
 	if err := slurmclient.Writable(*j, u); err != nil {
 		return fmt.Errorf("fake: update: %w", err)
@@ -373,9 +404,14 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 			targets = append(targets, cj)
 		}
 	}
+	if f.factor == nil {
+		f.factor, f.direct = map[string]uint32{}, map[string]bool{}
+	}
 	for _, j := range targets {
 		if u.Hold != nil && !*u.Hold {
-			j.Held, j.Reason, j.Priority = false, "Priority", f.base()
+			// An Operator's release drops an explicit priority.
+			f.direct[j.ID] = false
+			j.Held, j.Reason, j.Priority = false, "Priority", f.computed(j.ID)
 		}
 		if u.RequiredNodes != nil {
 			j.RequiredNodes = slices.Clone(u.RequiredNodes)
@@ -383,11 +419,19 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 		if u.GPUsPerNode != nil {
 			j.GPUs.PerNode = *u.GPUsPerNode
 		}
+		if u.SiteFactor != nil {
+			f.factor[j.ID] = *u.SiteFactor
+			if !j.Held && !f.direct[j.ID] {
+				j.Priority = f.computed(j.ID)
+			}
+		}
 		if u.Priority != nil {
 			j.Priority = *u.Priority
+			f.direct[j.ID] = true
 		}
 		if u.Hold != nil && *u.Hold {
 			j.Held, j.Reason, j.Priority = true, "JobHeldAdmin", 0
+			f.direct[j.ID] = true
 		}
 	}
 	c := u
@@ -402,6 +446,9 @@ func (w Write) String() string {
 	u := w.Update
 	if u.Priority != nil {
 		parts = append(parts, fmt.Sprintf("priority=%d", *u.Priority))
+	}
+	if u.SiteFactor != nil {
+		parts = append(parts, fmt.Sprintf("site_factor=%d", *u.SiteFactor))
 	}
 	if u.RequiredNodes != nil {
 		parts = append(parts, "nodes="+strings.Join(u.RequiredNodes, ","))

@@ -8,6 +8,7 @@
 #   lab.sh as      VERSION USER CMD…  the same as USER (alice, bob, slurmrest)
 #   lab.sh token   VERSION USER [LIFESPAN_S]   print a JWT for USER
 #   lab.sh sched   VERSION builtin|backfill    switch SchedulerType (restarts slurmctld)
+#   lab.sh prio    VERSION zero|fairshare      switch the multifactor weights (restarts slurmctld)
 #   lab.sh purge   VERSION        down, then delete the lab's state (jobs, accounting DB)
 #
 # VERSION is 22.05 (Debian 12 packages on the host), 24.11 (a Debian 13 trixie
@@ -37,6 +38,9 @@ fi
 MIRROR=${SLURMLAB_MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${SLURMLAB_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 SCHED=${SLURMLAB_SCHED:-backfill}
+# Multifactor weights: zero (every weight 0, the default) or fairshare
+# (PriorityWeightFairshare=10000, PriorityWeightAge=1000).
+PRIO=${SLURMLAB_PRIO:-zero}
 NODES=4
 GPUS=4
 GPU_TYPE=tesla
@@ -377,6 +381,12 @@ write_configs() {
 	local task="TaskPlugin=task/none"
 	[[ $KIND == chroot ]] && task="# TaskPlugin unset: no task plugin (24.11+ has no task/none)"
 	[[ $SCHED == builtin || $SCHED == backfill ]] || die "SLURMLAB_SCHED must be builtin or backfill, not '$SCHED'"
+	local wfs="# PriorityWeight*: all 0 (lab.sh prio VERSION fairshare sets some)" wage=""
+	case $PRIO in
+	zero) ;;
+	fairshare) wfs="PriorityWeightFairshare=10000" wage="PriorityWeightAge=1000" ;;
+	*) die "SLURMLAB_PRIO must be zero or fairshare, not '$PRIO'" ;;
+	esac
 	if write_if_changed "$H_CONF/slurm.conf" <<-EOF; then CONF_CHANGED=1; fi
 		# Written by test/slurmlab/lab.sh for lab $VER. Do not edit.
 		ClusterName=$CLUSTER
@@ -404,6 +414,8 @@ write_configs() {
 		SchedulerType=sched/$SCHED
 		SchedulerParameters=sched_interval=5,bf_interval=5
 		PriorityType=priority/multifactor
+		$wfs
+		$wage
 		AccountingStorageType=accounting_storage/slurmdbd
 		AccountingStorageHost=127.0.0.1
 		AccountingStoragePort=$DBD_PORT
@@ -659,9 +671,11 @@ write_env() {
 		"SLURMLAB_GPUS_PER_NODE=$GPUS"
 		"SLURMLAB_GPU_TYPE=$GPU_TYPE"
 		"SLURMLAB_SCHED=$SCHED"
+		"SLURMLAB_PRIO=$PRIO"
 		"SLURMLAB_EXEC=bash $SELF exec $VER"
 		"SLURMLAB_AS=bash $SELF as $VER"
 		"SLURMLAB_SCHED_CMD=bash $SELF sched $VER"
+		"SLURMLAB_PRIO_CMD=bash $SELF prio $VER"
 		"SLURMLAB_TOKEN_CMD=bash $SELF token $VER"
 	)
 	mkdir -p "$ENV_DIR"
@@ -826,11 +840,28 @@ sched)
 	lab "${1:?usage: lab.sh sched VERSION builtin|backfill}"
 	SCHED=${2:?builtin or backfill}
 	saved slurmctld >/dev/null || die "lab $VER is not up"
+	# Keep the weights the lab runs with.
+	PRIO=$(sed -n 's/^SLURMLAB_PRIO=//p' "$ENV_FILE" 2>/dev/null || true); PRIO=${PRIO:-zero}
 	write_configs
 	start_slurmctld
 	wait_nodes
 	sed -i "s/^SLURMLAB_SCHED=.*/SLURMLAB_SCHED=$SCHED/" "$ENV_FILE" 2>/dev/null || true
 	log "SchedulerType=sched/$SCHED"
+	;;
+prio)
+	lab "${1:?usage: lab.sh prio VERSION zero|fairshare}"
+	PRIO=${2:?zero or fairshare}
+	[[ $PRIO == zero || $PRIO == fairshare ]] || die "prio: want zero or fairshare, not '$PRIO'"
+	saved slurmctld >/dev/null || die "lab $VER is not up"
+	# Keep the scheduler the lab runs with.
+	SCHED=$(sed -n 's/^SLURMLAB_SCHED=//p' "$ENV_FILE" 2>/dev/null || true); SCHED=${SCHED:-backfill}
+	write_configs
+	start_slurmctld
+	wait_nodes
+	if grep -q '^SLURMLAB_PRIO=' "$ENV_FILE" 2>/dev/null; then
+		sed -i "s/^SLURMLAB_PRIO=.*/SLURMLAB_PRIO=$PRIO/" "$ENV_FILE"
+	fi
+	log "multifactor weights: $PRIO"
 	;;
 purge)
 	lab "${1:?usage: lab.sh purge VERSION}"
@@ -839,5 +870,5 @@ purge)
 	[[ $KIND == host ]] && rm -rf "$H_CONF"
 	log "state of lab $VER removed (the chroot root stays cached in ${ROOT:-/})"
 	;;
-*) die "unknown command '$cmd' (up, down, status, exec, as, token, sched, purge)" ;;
+*) die "unknown command '$cmd' (up, down, status, exec, as, token, sched, prio, purge)" ;;
 esac

@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,10 +74,12 @@ type Lab struct {
 	GPUsPerNode int      // fake GPUs per node
 	GPUType     string   // GRES type of the GPUs, e.g. "tesla"
 	Sched       string   // scheduler plugin at start-up: "backfill" or "builtin"
+	Prio        string   // multifactor weights: "zero" (all 0) or "fairshare" (lab.sh prio)
 
 	Exec     []string // command prefix running a Slurm client command as root in the lab
 	As       []string // command prefix running USER CMD… in the lab
 	SchedCmd []string // command prefix switching the scheduler: append "builtin" or "backfill"
+	PrioCmd  []string // command prefix switching the weights: append "zero" or "fairshare"
 	TokenCmd []string // command prefix printing a JWT: append USER [LIFESPAN_S]
 
 	// Vars holds every KEY=VALUE of the file, including keys not mapped above.
@@ -187,6 +190,7 @@ func Parse(r io.Reader, name string) (*Lab, error) {
 		Partition2: vars["SLURMLAB_PARTITION2"],
 		Account:    vars["SLURMLAB_ACCOUNT"], Users: strings.Fields(vars["SLURMLAB_USERS"]),
 		Operator: vars["SLURMLAB_OPERATOR"], GPUType: vars["SLURMLAB_GPU_TYPE"], Sched: vars["SLURMLAB_SCHED"],
+		Prio: vars["SLURMLAB_PRIO"], PrioCmd: strings.Fields(vars["SLURMLAB_PRIO_CMD"]),
 		Exec: strings.Fields(vars["SLURMLAB_EXEC"]), As: strings.Fields(vars["SLURMLAB_AS"]),
 		SchedCmd: strings.Fields(vars["SLURMLAB_SCHED_CMD"]), TokenCmd: strings.Fields(vars["SLURMLAB_TOKEN_CMD"]),
 		Vars: vars,
@@ -304,19 +308,36 @@ func (l *Lab) RunAs(ctx context.Context, user string, args ...string) (string, e
 // "backfill"), restarting slurmctld; jobs survive. It returns once the nodes
 // are back, with l.Sched updated. Tests that switch should switch back.
 func (l *Lab) SetScheduler(ctx context.Context, name string) error {
-	if name != "builtin" && name != "backfill" {
-		return fmt.Errorf("lab %s: scheduler %q: want builtin or backfill", l.Version, name)
+	return l.reconfigure(ctx, "scheduler", l.SchedCmd, "SLURMLAB_SCHED", &l.Sched, name, "builtin", "backfill")
+}
+
+// SetPriorityWeights switches the multifactor weights: "zero" (every
+// weight 0, the labs' default: a job's priority is what is set explicitly,
+// or its site factor) or "fairshare" (PriorityWeightFairshare=10000,
+// PriorityWeightAge=1000), restarting slurmctld; jobs survive, and the
+// restart recomputes fair share at once (its decay pass runs at start). It
+// returns once the nodes are back, with l.Prio updated. Tests that switch
+// should switch back.
+func (l *Lab) SetPriorityWeights(ctx context.Context, name string) error {
+	return l.reconfigure(ctx, "weights", l.PrioCmd, "SLURMLAB_PRIO", &l.Prio, name, "zero", "fairshare")
+}
+
+// reconfigure runs the lab.sh command prefix cmd (the env file's key+"_CMD")
+// with name, one of allowed, and records name in *field and Vars[key].
+func (l *Lab) reconfigure(ctx context.Context, what string, cmd []string, key string, field *string, name string, allowed ...string) error {
+	if !slices.Contains(allowed, name) {
+		return fmt.Errorf("lab %s: %s %q: want %s", l.Version, what, name, strings.Join(allowed, " or "))
 	}
-	if len(l.SchedCmd) == 0 {
-		return fmt.Errorf("lab %s: no SLURMLAB_SCHED_CMD in %s", l.Version, EnvFile(l.Version))
+	if len(cmd) == 0 {
+		return fmt.Errorf("lab %s: no %s_CMD in %s (run lab.sh up again)", l.Version, key, EnvFile(l.Version))
 	}
-	full := append(append([]string{}, l.SchedCmd[1:]...), name)
-	if _, err := run(exec.CommandContext(ctx, l.SchedCmd[0], full...), l.Version, []string{"sched", name}); err != nil {
+	full := append(append([]string{}, cmd[1:]...), name)
+	if _, err := run(exec.CommandContext(ctx, cmd[0], full...), l.Version, []string{what, name}); err != nil {
 		return err
 	}
-	l.Sched = name
+	*field = name
 	if l.Vars != nil {
-		l.Vars["SLURMLAB_SCHED"] = name
+		l.Vars[key] = name
 	}
 	return nil
 }

@@ -190,49 +190,61 @@ func TestMint(t *testing.T) {
 	}
 }
 
-// TestSetScheduler runs SetScheduler against a fake SLURMLAB_SCHED_CMD that
-// records its arguments.
+// TestSetScheduler runs SetScheduler and SetPriorityWeights against fake
+// SLURMLAB_SCHED_CMD and SLURMLAB_PRIO_CMD that record their arguments.
 func TestSetScheduler(t *testing.T) {
-	dir := t.TempDir()
-	log := filepath.Join(dir, "args")
-	script := filepath.Join(dir, "sched.sh")
-	body := "#!/bin/sh\nprintf '%s\\n' \"$*\" >>" + log + "\n[ \"$2\" != backfill ] || [ -z \"$FAIL\" ] || { echo refused >&2; exit 3; }\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lab, err := Parse(strings.NewReader(strings.ReplaceAll(goodEnv,
-		"SLURMLAB_SCHED_CMD=bash /repo/test/slurmlab/lab.sh sched 24.11", "SLURMLAB_SCHED_CMD=sh "+script+" 24.11")), "fake.env")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	tests := []struct {
-		name, sched, fail string
-		wantErr           string // substring; "" for success
-		wantSched         string // lab.Sched afterwards
+	for _, sw := range []struct {
+		name, key, good, other string
+		set                    func(l *Lab, ctx context.Context, name string) error
+		field                  func(l *Lab) string
 	}{
-		{"builtin", "builtin", "", "", "builtin"},
-		{"unknown", "gang", "", `scheduler "gang"`, "builtin"},
-		{"command fails", "backfill", "1", "refused", "builtin"},
-		{"backfill", "backfill", "", "", "backfill"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("FAIL", tc.fail)
-			err := lab.SetScheduler(ctx, tc.sched)
-			if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Errorf("SetScheduler(%q) = %v, want error containing %q", tc.sched, err, tc.wantErr)
+		{"scheduler", "SLURMLAB_SCHED", "backfill", "builtin", (*Lab).SetScheduler, func(l *Lab) string { return l.Sched }},
+		{"weights", "SLURMLAB_PRIO", "zero", "fairshare", (*Lab).SetPriorityWeights, func(l *Lab) string { return l.Prio }},
+	} {
+		t.Run(sw.name, func(t *testing.T) {
+			dir := t.TempDir()
+			log := filepath.Join(dir, "args")
+			script := filepath.Join(dir, "cmd.sh")
+			body := "#!/bin/sh\nprintf '%s\\n' \"$*\" >>" + log + "\n[ \"$2\" != " + sw.good + " ] || [ -z \"$FAIL\" ] || { echo refused >&2; exit 3; }\n"
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
 			}
-			if lab.Sched != tc.wantSched || lab.Vars["SLURMLAB_SCHED"] != tc.wantSched {
-				t.Errorf("Sched %q, Vars %q, want %q", lab.Sched, lab.Vars["SLURMLAB_SCHED"], tc.wantSched)
+			env := goodEnv
+			if i := strings.Index(env, sw.key+"_CMD="); i >= 0 {
+				env = env[:i] + env[i+strings.Index(env[i:], "\n")+1:]
+			}
+			lab, err := Parse(strings.NewReader(env+sw.key+"_CMD=sh "+script+" 24.11\n"), "fake.env")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			tests := []struct {
+				name, value, fail string
+				wantErr           string // substring; "" for success
+				want              string // the field afterwards
+			}{
+				{"switch", sw.other, "", "", sw.other},
+				{"unknown", "gang", "", sw.name + ` "gang"`, sw.other},
+				{"command fails", sw.good, "1", "refused", sw.other},
+				{"back", sw.good, "", "", sw.good},
+			}
+			for _, tc := range tests {
+				t.Setenv("FAIL", tc.fail)
+				err := sw.set(lab, ctx, tc.value)
+				if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+					t.Errorf("%s: set %q = %v, want error containing %q", tc.name, tc.value, err, tc.wantErr)
+				}
+				if sw.field(lab) != tc.want || lab.Vars[sw.key] != tc.want {
+					t.Errorf("%s: field %q, Vars %q, want %q", tc.name, sw.field(lab), lab.Vars[sw.key], tc.want)
+				}
+			}
+			got, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "24.11 " + sw.other + "\n24.11 " + sw.good + "\n24.11 " + sw.good + "\n"; string(got) != want {
+				t.Errorf("commands run:\n%s\nwant:\n%s", got, want)
 			}
 		})
-	}
-	got, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "24.11 builtin\n24.11 backfill\n24.11 backfill\n"; string(got) != want {
-		t.Errorf("commands run:\n%s\nwant:\n%s", got, want)
 	}
 }

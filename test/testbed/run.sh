@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The asrpt testbed (issue 6, item 8): the fixed workload of workload.tsv run
 # twice on a real Slurm lab from the same start (an empty queue on 4 nodes ×
-# 4 GPUs) — Slurm alone (priority/multifactor + sched/backfill), then Slurm
-# with `asrpt sidecar` (dry_run=false, interval 2 s) — with the job
+# 4 GPUs, priority/multifactor with fair-share and age weights) — Slurm
+# alone (multifactor + sched/backfill), then Slurm with `asrpt sidecar`
+# (dry_run=false, interval 2 s, factor mode: site factors on top of
+# multifactor) — with the job
 # completion times (JCT = end − submit) of both measured from accounting
 # (sacct), and what `asrpt replay` predicts for the same workload (backfill,
 # asrpt, asrpt-oracle) on the same cluster. See README.md.
 #
 # Usage: bash test/testbed/run.sh
-# Environment: TESTBED_LAB (default 22.05), TESTBED_OUT (results directory,
-# default a new /tmp/asrpt-testbed.*), TESTBED_RUN_TIMEOUT (seconds one run
-# may take, default 420), TESTBED_KEEP_LAB=1 (leave the lab up).
+# Environment: TESTBED_LAB (default 24.11; factor mode needs 24.11 or
+# 26.05), TESTBED_WRITE_MODE (factor, the default, or priority),
+# TESTBED_OUT (results directory, default a new /tmp/asrpt-testbed.*),
+# TESTBED_RUN_TIMEOUT (seconds one run may take, default 420),
+# TESTBED_KEEP_LAB=1 (leave the lab up).
 #
 # Exit status: 0 when both runs completed and were measured, whatever the
 # comparison shows; 1 on a real failure (a job did not finish or failed,
@@ -19,7 +23,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-LAB=${TESTBED_LAB:-22.05}
+LAB=${TESTBED_LAB:-24.11}
+MODE=${TESTBED_WRITE_MODE:-factor}
+[[ $MODE == factor || $MODE == priority ]] || { echo "TESTBED_WRITE_MODE: want factor or priority, not '$MODE'" >&2; exit 1; }
 OUT=${TESTBED_OUT:-$(mktemp -d /tmp/asrpt-testbed.XXXXXX)}
 RUN_TIMEOUT=${TESTBED_RUN_TIMEOUT:-420}
 WL=$ROOT/test/testbed/workload.tsv
@@ -36,6 +42,7 @@ ex() { "${LABSH[@]}" exec "$LAB" "$@"; }
 
 SIDECAR_PID=
 LAB_WAS_UP=0
+PRIO_WAS=
 cleanup() {
 	if [[ -n $SIDECAR_PID ]] && kill -0 "$SIDECAR_PID" 2>/dev/null; then
 		kill -TERM "$SIDECAR_PID" 2>/dev/null || true
@@ -43,6 +50,9 @@ cleanup() {
 	fi
 	if ((!LAB_WAS_UP)) && [[ ${TESTBED_KEEP_LAB:-} != 1 ]]; then
 		"${LABSH[@]}" down "$LAB" >>"$OUT/lab-up.log" 2>&1 || say "lab $LAB: down failed"
+	elif [[ -n $PRIO_WAS && $PRIO_WAS != fairshare ]]; then
+		# The lab stays up: back to the weights it had.
+		"${LABSH[@]}" prio "$LAB" "$PRIO_WAS" >>"$OUT/lab-up.log" 2>&1 || say "lab $LAB: prio $PRIO_WAS failed"
 	fi
 }
 trap cleanup EXIT
@@ -60,6 +70,14 @@ fi
 [[ ${SLURMLAB_VERSION:-} == "$LAB" ]] || fail "no environment for lab $LAB"
 if [[ ${SLURMLAB_SCHED:-} != backfill ]]; then
 	"${LABSH[@]}" sched "$LAB" backfill >>"$OUT/lab-up.log" 2>&1 || fail "lab $LAB: sched backfill"
+fi
+# Both runs under the site's policy: multifactor with fair share
+# (PriorityWeightFairshare=10000, PriorityWeightAge=1000; alice and bob
+# share the account lab), as a site would run it.
+PRIO_WAS=$(sed -n 's/^SLURMLAB_PRIO=//p' "/tmp/slurmlab-$LAB.env" 2>/dev/null || true)
+PRIO_WAS=${PRIO_WAS:-zero}
+if [[ $PRIO_WAS != fairshare ]]; then
+	"${LABSH[@]}" prio "$LAB" fairshare >>"$OUT/lab-up.log" 2>&1 || fail "lab $LAB: prio fairshare"
 fi
 
 # quiet waits until no job of alice or bob is pending or running.
@@ -158,7 +176,7 @@ measure() {
 
 # --- Run 1: Slurm alone -------------------------------------------------
 quiet
-say "run 1: Slurm alone (priority/multifactor, sched/backfill), $(grep -vc '^#' "$WL") submissions"
+say "run 1: Slurm alone (priority/multifactor with fair share, sched/backfill), $(grep -vc '^#' "$WL") submissions"
 submit slurm
 wait_done slurm
 measure slurm | tee "$OUT/summary.tsv"
@@ -184,6 +202,10 @@ state_file = "$OUT/state.json"
 dry_run = false
 giveback_on_shutdown = true
 dispatch_grace = "30s"
+# factor: site factors on top of multifactor (head of the order 10000 points,
+# as much as the fair-share weight); priority: absolute priorities.
+write_mode = "$MODE"
+site_factor_max = 10000
 [policy]
 name = "asrpt"
 [predictor]
@@ -196,12 +218,14 @@ listen = "127.0.0.1:$METRICS_PORT"
 format = "json"
 level = "info"
 EOF
-"$ASRPT" sidecar --config "$OUT/asrpt.toml" --check >/dev/null || fail "sidecar --check"
+# --check warns about the site factor's range against the weights, if need be.
+"$ASRPT" sidecar --config "$OUT/asrpt.toml" --check >"$OUT/check.txt" || fail "sidecar --check (see $OUT/check.txt)"
+grep -h warning "$OUT/check.txt" >&2 || true
 "$ASRPT" sidecar --config "$OUT/asrpt.toml" >"$OUT/sidecar.log" 2>&1 &
 SIDECAR_PID=$!
 sleep 4
 kill -0 "$SIDECAR_PID" 2>/dev/null || fail "the sidecar did not start (log: $OUT/sidecar.log)"
-say "run 2: Slurm with asrpt sidecar (pid $SIDECAR_PID, interval 2 s)"
+say "run 2: Slurm with asrpt sidecar (pid $SIDECAR_PID, interval 2 s, write mode $MODE)"
 submit asrpt
 wait_done asrpt
 curl -s "http://127.0.0.1:$METRICS_PORT/metrics" >"$OUT/metrics.txt" 2>/dev/null || true
