@@ -181,7 +181,7 @@ func DefaultConfig() Config {
 		SiteFactorMax: policy.DefaultSiteFactorMax,
 		RequiredNodes: true,
 		Policy:        "asrpt",
-		Params:        policy.DefaultParams(),
+		Params:        factorParams(),
 		Predictor:     "forest",
 		Retrain:       24 * time.Hour,
 		History:       30 * 24 * time.Hour,
@@ -190,6 +190,15 @@ func DefaultConfig() Config {
 		LogFormat:     "auto",
 		Profiles:      ProfilesConfig{GradientBytes: placement.DefaultGradientBytes},
 	}
+}
+
+// factorParams are the policy defaults of the factor mode: DefaultParams
+// with the factor mode's wait bound (policy.DefaultFactorWaitScale). A
+// file that sets write_mode = "priority" and no wait_scale gets none.
+func factorParams() policy.Params {
+	p := policy.DefaultParams()
+	p.WaitScale = policy.DefaultFactorWaitScale
+	return p
 }
 
 // Problem is one thing wrong with a configuration file.
@@ -307,6 +316,11 @@ func ParseConfig(data []byte, name string) (Config, error) {
 	} else {
 		c.Params.Rank = r
 	}
+	if _, set := lines["policy.wait_scale"]; !set && c.WriteMode == WritePriority {
+		// The priority mode keeps the strict order unless told otherwise
+		// (README, "Living with the site's policy").
+		c.Params.WaitScale = 0
+	}
 	ps = append(ps, c.validate(name, lines)...)
 	sort.SliceStable(ps, func(i, j int) bool {
 		if (ps[i].Line == 0) != (ps[j].Line == 0) {
@@ -381,6 +395,8 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 		add("policy.name", "%q: oracle variants need true run times and exist only in replays", c.Policy)
 	case base == "las":
 		add("policy.name", "las preempts jobs, which the sidecar cannot do")
+	case base == "multifactor" || base == "asrpt-factor":
+		add("policy.name", "%q models Slurm's own priority in replays; the sidecar's factor mode (sidecar.write_mode) is asrpt-factor live", c.Policy)
 	default:
 		if _, err := policy.New(c.Policy, nil); err != nil {
 			add("policy.name", "%v", err)
@@ -797,6 +813,7 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"policy.reservations", integer(&c.Params.Reservations)},
 		{"policy.wait_limit", seconds(&c.Params.WaitLimit)},
 		{"policy.wait_factor", float(&c.Params.WaitFactor)},
+		{"policy.wait_scale", float(&c.Params.WaitScale)},
 		{"predictor.name", str(&c.Predictor)},
 		{"predictor.retrain_interval", dur(&c.Retrain)},
 		{"predictor.history", dur(&c.History)},

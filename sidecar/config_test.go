@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/internal/fuzzbound"
+	"github.com/asrpt/asrpt/policy"
 )
 
 // TestExampleConfig checks that contrib/asrpt.toml parses and states the
@@ -258,5 +259,39 @@ func TestParseConfigWriteKeys(t *testing.T) {
 	}
 	if strings.Join(keys, " ") != "sidecar.write_mode sidecar.site_factor_max" {
 		t.Errorf("problems of a bad Config: %v", keys)
+	}
+}
+
+// TestWaitScaleDefault checks the wait bound's default per write mode: the
+// factor mode bounds waiting (policy.DefaultFactorWaitScale), the priority
+// mode keeps the strict order, and a value set in the file wins in both;
+// the replay-only policies are refused.
+func TestWaitScaleDefault(t *testing.T) {
+	base := "[slurm]\nurl = \"unix:///run/slurmrestd.sock\"\n"
+	for _, tc := range []struct {
+		name, conf string
+		want       float64
+	}{
+		{"factor default", base, policy.DefaultFactorWaitScale},
+		{"priority default", base + "[sidecar]\nwrite_mode = \"priority\"\n", 0},
+		{"priority set", base + "[sidecar]\nwrite_mode = \"priority\"\n[policy]\nwait_scale = 50.0\n", 50},
+		{"factor set off", base + "[policy]\nwait_scale = 0.0\n", 0},
+	} {
+		c, err := ParseConfig([]byte(tc.conf), "asrpt.toml")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.Params.WaitScale != tc.want {
+			t.Errorf("%s: wait_scale %v, want %v", tc.name, c.Params.WaitScale, tc.want)
+		}
+	}
+	for _, name := range []string{"multifactor", "asrpt-factor"} {
+		_, err := ParseConfig([]byte(base+"[policy]\nname = \""+name+"\"\n"), "asrpt.toml")
+		if err == nil || !strings.Contains(err.Error(), "replays") {
+			t.Errorf("policy %s: err %v, want a refusal", name, err)
+		}
+	}
+	if _, err := ParseConfig([]byte(base+"[policy]\nwait_scale = -1.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.wait_scale") {
+		t.Errorf("negative wait_scale: err %v", err)
 	}
 }
