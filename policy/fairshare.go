@@ -129,15 +129,7 @@ func (f *fairShare) compute(now float64) {
 		a.lf = levelFS(a.shares, sharesTotal, a.value, usageTotal)
 	}
 	accts := slices.Clone(f.order)
-	slices.SortStableFunc(accts, func(x, y *accountUsage) int {
-		if x.lf != y.lf {
-			if x.lf > y.lf {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.name, y.name)
-	})
+	slices.SortStableFunc(accts, func(x, y *accountUsage) int { return byLevelFS(x.lf, y.lf, x.name, y.name) })
 	rank := n
 	users := make([]*assocUsage, 0, n)
 	for _, a := range accts {
@@ -149,15 +141,7 @@ func (f *fairShare) compute(now float64) {
 		for _, u := range users {
 			u.lf = levelFS(u.shares, st, u.value, a.value)
 		}
-		slices.SortStableFunc(users, func(x, y *assocUsage) int {
-			if x.lf != y.lf {
-				if x.lf > y.lf {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(x.User, y.User)
-		})
+		slices.SortStableFunc(users, func(x, y *assocUsage) int { return byLevelFS(x.lf, y.lf, x.User, y.User) })
 		for i, u := range users {
 			if i > 0 && u.lf == users[i-1].lf {
 				u.factor = users[i-1].factor
@@ -167,6 +151,18 @@ func (f *fairShare) compute(now float64) {
 			rank--
 		}
 	}
+}
+
+// byLevelFS orders siblings by level fair share, higher first, then by
+// name.
+func byLevelFS(xl, yl float64, xn, yn string) int {
+	if xl != yl {
+		if xl > yl {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(xn, yn)
 }
 
 // levelFS is Fair Tree's level fair share: the normalised shares over the
