@@ -305,7 +305,15 @@ func (a *asrpt) NextEvent(now float64) float64 {
 }
 
 func (a *asrpt) Pending() []*Task {
-	out := make([]*Task, 0, a.queue.Len())
+	n := a.queue.Len()
+	if a.vm != nil {
+		n += a.vm.Len()
+	}
+	return a.appendPending(make([]*Task, 0, n))
+}
+
+// appendPending appends the waiting jobs in Pending's order to out.
+func (a *asrpt) appendPending(out []*Task) []*Task {
 	a.queue.Ascend(func(t *Task) bool { out = append(out, t); return true })
 	if a.vm != nil {
 		a.vm.Ascend(func(t *Task) bool { out = append(out, t); return true })

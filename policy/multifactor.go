@@ -33,6 +33,7 @@ type multifactor struct {
 	nodeGPUs int
 	inner    *asrpt // asrpt-factor's A-SRPT order; nil for multifactor
 	factors  []uint32
+	order    []*Task // asrpt-factor: the A-SRPT order's buffer
 }
 
 var (
@@ -113,6 +114,21 @@ func (m *multifactor) tick(now float64) {
 }
 
 func (m *multifactor) Arrive(now float64, t *Task) {
+	m.add(now, t)
+	if m.inner != nil {
+		m.inner.Arrive(now, t)
+	}
+}
+
+func (m *multifactor) Restore(now float64, t *Task, remaining float64, released bool) {
+	m.add(now, t)
+	if m.inner != nil {
+		m.inner.Restore(now, t, remaining, released)
+	}
+}
+
+// add queues waiting job t with the priority multifactor gives it at now.
+func (m *multifactor) add(now float64, t *Task) {
 	m.tick(now)
 	t.assoc = m.fs.assoc(now, Assoc{Account: t.Account, User: t.User})
 	if m.fs.dirty {
@@ -121,21 +137,6 @@ func (m *multifactor) Arrive(now float64, t *Task) {
 	t.prio, t.site = m.priority(now, t), 0
 	m.pend = append(m.pend, t)
 	m.unsorted = true
-	if m.inner != nil {
-		m.inner.Arrive(now, t)
-	}
-}
-
-func (m *multifactor) Restore(now float64, t *Task, remaining float64, released bool) {
-	if m.inner == nil {
-		m.Arrive(now, t)
-		return
-	}
-	inner := m.inner
-	m.inner = nil
-	m.Arrive(now, t)
-	m.inner = inner
-	inner.Restore(now, t, remaining, released)
 }
 
 func (m *multifactor) Withdraw(now float64, t *Task) {
@@ -218,7 +219,8 @@ func (m *multifactor) siteFactors() {
 	if m.inner == nil {
 		return
 	}
-	order := m.inner.Pending()
+	m.order = m.inner.appendPending(m.order[:0])
+	order := m.order
 	m.factors = SiteFactors(len(order), m.site.SiteFactorMax, m.factors)
 	for i, t := range order {
 		t.site = m.factors[i]
