@@ -93,6 +93,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(secondsFlag{p: &f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.IntVar(&f.parallel, "parallel", min(runtime.GOMAXPROCS(0), maxParallel), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	prof := addProfileFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -102,7 +103,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := f.validate(); err != nil {
 		return err
 	}
-	return replay(ctx, f, stdout, stderr)
+	stop, err := prof.start()
+	if err != nil {
+		return err
+	}
+	err = replay(ctx, f, stdout, stderr)
+	return errors.Join(err, stop())
 }
 
 func (f *replayFlags) cluster() (*cluster.Cluster, error) {
