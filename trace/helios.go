@@ -35,7 +35,7 @@ var heliosNames = [numHelios]string{"u_id", "user", "gpu_num", "node_num", "inte
 // heliosStates maps the excerpts' statuses to Slurm state names.
 var heliosStates = map[string]string{"pass": "COMPLETED", "failed": "FAILED", "killed": "CANCELLED"}
 
-func readHelios(r io.Reader, name string) ([]job.Job, Stats, error) {
+func readHelios(r io.Reader, name string) (*job.Table, Stats, error) {
 	var st Stats
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -153,7 +153,9 @@ func readHelios(r io.Reader, name string) ([]job.Job, Stats, error) {
 			return nil, st, fail(hID, fmt.Errorf("%w: job id %q already on line %d", ErrValue, j.ID, prev))
 		}
 		ids[j.ID] = line
-		jobs.add(j)
+		if _, err := jobs.add(name, line, &j); err != nil {
+			return nil, st, err
+		}
 	}
-	return jobs.jobs(), st, nil
+	return jobs.table(), st, nil
 }

@@ -224,7 +224,7 @@ func parseSeconds(v string, emptyOK bool) (float64, error) {
 }
 
 // readNativeCSV reads the native CSV form.
-func readNativeCSV(r io.Reader, name string) ([]job.Job, Stats, error) {
+func readNativeCSV(r io.Reader, name string) (*job.Table, Stats, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
@@ -257,7 +257,6 @@ func readNativeCSV(r io.Reader, name string) ([]job.Job, Stats, error) {
 		}
 	}
 	var jobs jobBuf
-	ids := map[string]int{}
 	in := interner{}
 	for {
 		rec, err := cr.Read()
@@ -282,13 +281,14 @@ func readNativeCSV(r io.Reader, name string) ([]job.Job, Stats, error) {
 		if c, err := row.check(); err != nil {
 			return nil, st, &ParseError{File: name, Line: line, Field: Columns[c], Err: err}
 		}
-		if prev, dup := ids[row.j.ID]; dup {
-			return nil, st, &ParseError{File: name, Line: line, Field: "id", Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, row.j.ID, prev)}
+		if _, err := jobs.add(name, line, &row.j); err != nil {
+			return nil, st, err
 		}
-		ids[row.j.ID] = line
-		jobs.add(row.j)
 	}
-	return jobs.jobs(), st, nil
+	if err := jobs.unique(name); err != nil {
+		return nil, st, err
+	}
+	return jobs.table(), st, nil
 }
 
 // csvError turns an encoding/csv error into a ParseError with its line.
@@ -305,7 +305,7 @@ const maxLine = 1 << 20
 
 // readJSONL reads the native JSON Lines form: one object per line with the
 // native field names; values are strings or numbers; blank lines are skipped.
-func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
+func readJSONL(r io.Reader, name string) (*job.Table, Stats, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	var (
@@ -313,7 +313,6 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 		jobs jobBuf
 		line int
 	)
-	ids := map[string]int{}
 	in := interner{}
 	for sc.Scan() {
 		line++
@@ -346,11 +345,9 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 		if c, err := row.check(); err != nil {
 			return nil, st, &ParseError{File: name, Line: line, Field: Columns[c], Err: err}
 		}
-		if prev, dup := ids[row.j.ID]; dup {
-			return nil, st, &ParseError{File: name, Line: line, Field: "id", Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, row.j.ID, prev)}
+		if _, err := jobs.add(name, line, &row.j); err != nil {
+			return nil, st, err
 		}
-		ids[row.j.ID] = line
-		jobs.add(row.j)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -358,7 +355,10 @@ func readJSONL(r io.Reader, name string) ([]job.Job, Stats, error) {
 		}
 		return nil, st, fmt.Errorf("trace: %s: %w", name, err)
 	}
-	return jobs.jobs(), st, nil
+	if err := jobs.unique(name); err != nil {
+		return nil, st, err
+	}
+	return jobs.table(), st, nil
 }
 
 // scanObject splits one JSON object into the raw values of the native

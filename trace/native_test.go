@@ -229,7 +229,7 @@ func TestWriteJSONLRejectsNaN(t *testing.T) {
 // shuffled, and checks that they come back whole and sorted.
 func TestReadLarge(t *testing.T) {
 	cfg := DefaultGenConfig()
-	cfg.Jobs = 3*chunkJobs + 17
+	cfg.Jobs = 3*job.TableChunk + 17
 	jobs, err := Generate(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestReadLarge(t *testing.T) {
 	// sacct: a duplicate of a job in the first chunk, after several chunks.
 	var b strings.Builder
 	b.WriteString("JobIDRaw|JobName|User|Submit|ElapsedRaw|AllocTRES|State\n")
-	n := 2*chunkJobs + 5
+	n := 2*job.TableChunk + 5
 	for i := range n {
 		fmt.Fprintf(&b, "%d|j|u|%d|%d|gres/gpu=1|COMPLETED\n", i, 1000+i, 10+i)
 	}

@@ -54,7 +54,7 @@ const RecommendedSacct = "sacct -P -X -a -o JobIDRaw,JobName,User,Account,Partit
 // sacctLayout is sacct's default time format (local time, no zone).
 const sacctLayout = "2006-01-02T15:04:05"
 
-func readSacct(r io.Reader, name string, opt Options) ([]job.Job, Stats, error) {
+func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error) {
 	var st Stats
 	loc := opt.Location
 	if loc == nil {
@@ -145,15 +145,21 @@ func readSacct(r io.Reader, name string, opt Options) ([]job.Job, Stats, error) 
 		}
 		if i, dup := index[j.ID]; dup {
 			st.Duplicates++
-			*jobs.at(i) = j
+			if err := jobs.set(name, line, i, &j); err != nil {
+				return nil, st, err
+			}
 			continue
 		}
-		index[j.ID] = jobs.add(j)
+		i, err := jobs.add(name, line, &j)
+		if err != nil {
+			return nil, st, err
+		}
+		index[j.ID] = i
 	}
 	if err := sc.Err(); err != nil {
 		return nil, st, scanError(name, line+1, err)
 	}
-	return jobs.jobs(), st, nil
+	return jobs.table(), st, nil
 }
 
 func scanError(name string, line int, err error) error {

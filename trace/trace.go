@@ -10,6 +10,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -169,9 +170,39 @@ func Read(r io.Reader, name string, f Format) ([]job.Job, error) {
 // error wraps ErrEmpty when no job is left, *ParseError for a malformed row,
 // ErrHeader for a bad header and ErrFormat for an unknown format.
 func ReadStats(r io.Reader, name string, f Format, opt Options) ([]job.Job, Stats, error) {
+	t, st, err := ReadTable(r, name, f, opt)
+	if err != nil {
+		return nil, st, err
+	}
+	return t.Jobs(), st, nil
+}
+
+// ReadTableFile is ReadFileStats into a compact job.Table, for traces of
+// millions of jobs: the file is read as a stream, one row at a time, and
+// each job is held in its compact form only.
+func ReadTableFile(path string, f Format, opt Options) (*job.Table, Stats, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("trace: %w", err)
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(strings.ToLower(path), ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil, Stats{}, fmt.Errorf("trace: %s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	return ReadTable(r, path, f, opt)
+}
+
+// ReadTable is ReadStats into a compact job.Table, sorted the same way.
+func ReadTable(r io.Reader, name string, f Format, opt Options) (*job.Table, Stats, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	var (
-		jobs []job.Job
+		jobs *job.Table
 		st   Stats
 		err  error
 	)
@@ -193,12 +224,15 @@ func ReadStats(r io.Reader, name string, f Format, opt Options) ([]job.Job, Stat
 	if err != nil {
 		return nil, st, err
 	}
-	st.Jobs = len(jobs)
-	if len(jobs) == 0 {
+	if jobs == nil {
+		jobs = &job.Table{}
+	}
+	st.Jobs = jobs.Len()
+	if jobs.Len() == 0 {
 		return nil, st, fmt.Errorf("%s: %w (%v)", name, ErrEmpty, st)
 	}
-	if !slices.IsSortedFunc(jobs, compareJobs) {
-		Sort(jobs)
+	if !jobs.IsSorted(compareRows) {
+		jobs.SortStable(compareRows)
 	}
 	return jobs, st, nil
 }
@@ -235,6 +269,17 @@ func Sort(jobs []job.Job) {
 	slices.SortStableFunc(jobs, compareJobs)
 }
 
+// compareRows is compareJobs on the rows a and b of t.
+func compareRows(t *job.Table, a, b int) int {
+	if sa, sb := t.Submit(a), t.Submit(b); sa != sb {
+		if sa < sb {
+			return -1
+		}
+		return 1
+	}
+	return compareIDs(t.IDBytes(a), t.IDBytes(b))
+}
+
 func compareJobs(a, b job.Job) int {
 	if a.Submit != b.Submit {
 		if a.Submit < b.Submit {
@@ -248,16 +293,21 @@ func compareJobs(a, b job.Job) int {
 // CompareIDs compares two job ids in natural order: runs of decimal digits
 // compare by numeric value, everything else byte by byte. It returns -1, 0
 // or +1.
-func CompareIDs(a, b string) int {
-	for a != "" && b != "" {
+func CompareIDs(a, b string) int { return compareIDs(a, b) }
+
+func compareIDs[S ~string | ~[]byte](a, b S) int {
+	for len(a) > 0 && len(b) > 0 {
 		da, db := digitRun(a), digitRun(b)
 		if da > 0 && db > 0 {
-			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			za, zb := zeros(a[:da]), zeros(b[:db])
+			na, nb := a[za:da], b[zb:db]
 			if len(na) != len(nb) {
 				return cmpInt(len(na), len(nb))
 			}
-			if c := strings.Compare(na, nb); c != 0 {
-				return c
+			for i := range len(na) {
+				if na[i] != nb[i] {
+					return cmpInt(int(na[i]), int(nb[i]))
+				}
 			}
 			if da != db { // same value, fewer leading zeros first
 				return cmpInt(da, db)
@@ -273,9 +323,18 @@ func CompareIDs(a, b string) int {
 	return cmpInt(len(a), len(b))
 }
 
-func digitRun(s string) int {
+func digitRun[S ~string | ~[]byte](s S) int {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// zeros returns the number of leading '0' bytes of s.
+func zeros[S ~string | ~[]byte](s S) int {
+	i := 0
+	for i < len(s) && s[i] == '0' {
 		i++
 	}
 	return i
@@ -294,46 +353,69 @@ func cmpInt(a, b int) int {
 // finite reports whether x is neither NaN nor infinite.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// chunkJobs is the number of jobs per chunk of a jobBuf.
-const chunkJobs = 8192
-
-// jobBuf collects jobs in fixed-size chunks, so that reading a large trace
-// copies each job once (into the final slice) instead of at every doubling
-// of one growing slice.
+// jobBuf collects the jobs of a reader in a compact job.Table, with the
+// line each came from.
 type jobBuf struct {
-	full [][]job.Job // chunks of exactly chunkJobs jobs
-	cur  []job.Job
+	t     *job.Table
+	lines []int32
 }
 
-// add appends j and returns its index.
-func (b *jobBuf) add(j job.Job) int {
-	if len(b.cur) == chunkJobs {
-		b.full = append(b.full, b.cur)
-		b.cur = make([]job.Job, 0, chunkJobs)
+// add appends j, read at line, and returns its index; an error names the
+// file and line.
+func (b *jobBuf) add(name string, line int, j *job.Job) (int, error) {
+	if b.t == nil {
+		b.t = &job.Table{}
 	}
-	b.cur = append(b.cur, j)
-	return b.len() - 1
+	if err := b.t.Append(j); err != nil {
+		return 0, &ParseError{File: name, Line: line, Err: err}
+	}
+	b.lines = append(b.lines, int32(min(line, math.MaxInt32)))
+	return b.t.Len() - 1, nil
 }
 
-func (b *jobBuf) len() int { return len(b.full)*chunkJobs + len(b.cur) }
-
-// at returns the job at index i.
-func (b *jobBuf) at(i int) *job.Job {
-	if c := i / chunkJobs; c < len(b.full) {
-		return &b.full[c][i%chunkJobs]
+// set replaces the job at index i by j, read at line.
+func (b *jobBuf) set(name string, line, i int, j *job.Job) error {
+	if err := b.t.Set(i, j); err != nil {
+		return &ParseError{File: name, Line: line, Err: err}
 	}
-	return &b.cur[i%chunkJobs]
+	b.lines[i] = int32(min(line, math.MaxInt32))
+	return nil
 }
 
-// jobs returns all jobs in one slice; b must not be used afterwards.
-func (b *jobBuf) jobs() []job.Job {
-	if len(b.full) == 0 {
-		return b.cur
+// table returns the jobs read (an empty table when none).
+func (b *jobBuf) table() *job.Table {
+	if b.t == nil {
+		return &job.Table{}
 	}
-	out := make([]job.Job, 0, b.len())
-	for i, c := range b.full {
-		out = append(out, c...)
-		b.full[i] = nil // let the chunk go while copying the rest
+	return b.t
+}
+
+// unique returns a ParseError for the first line (in file order) whose job
+// id an earlier line already had, or nil. It sorts a permutation of the
+// jobs by id instead of keeping a map of every id while reading.
+func (b *jobBuf) unique(name string) error {
+	t := b.table()
+	perm := make([]int32, t.Len())
+	for i := range perm {
+		perm[i] = int32(i)
 	}
-	return append(out, b.cur...)
+	slices.SortStableFunc(perm, func(x, y int32) int { return bytes.Compare(t.IDBytes(int(x)), t.IDBytes(int(y))) })
+	bad, first, run := -1, -1, 0
+	for k := 1; k < len(perm); k++ {
+		c := perm[k]
+		if !bytes.Equal(t.IDBytes(int(perm[k-1])), t.IDBytes(int(c))) {
+			run = k
+			continue
+		}
+		// Within equal ids the permutation keeps file order: the run's
+		// first job is the id's first line.
+		if bad < 0 || b.lines[c] < b.lines[bad] {
+			bad, first = int(c), int(perm[run])
+		}
+	}
+	if bad < 0 {
+		return nil
+	}
+	return &ParseError{File: name, Line: int(b.lines[bad]), Field: "id",
+		Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, t.ID(bad), b.lines[first])}
 }
