@@ -57,7 +57,7 @@ func TestEASYPPReservationAndSJBF(t *testing.T) {
 				}
 				for i, s := range tc.starts {
 					if r.Jobs[i].Start != s {
-						t.Errorf("job %s starts at %v, want %v", r.Jobs[i].ID, r.Jobs[i].Start, s)
+						t.Errorf("job %s starts at %v, want %v", r.ID(i), r.Jobs[i].Start, s)
 					}
 				}
 			})
@@ -251,9 +251,9 @@ func TestEASYPPReplay(t *testing.T) {
 			if len(r.Jobs)+r.Excluded != len(jobs) {
 				t.Fatalf("%d results and %d excluded for %d jobs", len(r.Jobs), r.Excluded, len(jobs))
 			}
-			for _, j := range r.Jobs {
+			for i, j := range r.Jobs {
 				if math.IsNaN(j.Start) || j.Start < j.Submit || !(j.End >= j.Start) || j.Preemptions > 0 {
-					t.Fatalf("job %s: %+v", j.ID, j)
+					t.Fatalf("job %s: %+v", r.ID(i), j)
 				}
 			}
 		})

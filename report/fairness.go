@@ -167,8 +167,8 @@ func Fairness(r *sim.Result, shares map[string]float64, top int) FairnessReport 
 		j := &jobs[i]
 		wait[i] = j.Wait()
 		slow[i] = j.JCT() / math.Max(j.RunTime, 1)
-		acct[i] = index(j.Account, acctIdx, &accounts)
-		user[i] = index(j.User, userIdx, &users)
+		acct[i] = index(r.Account(i), acctIdx, &accounts)
+		user[i] = index(r.User(i), userIdx, &users)
 		if p := (pair{acct[i], user[i]}); !seen[p] {
 			seen[p] = true
 			pairs = append(pairs, p)
@@ -235,7 +235,7 @@ func Fairness(r *sim.Result, shares map[string]float64, top int) FairnessReport 
 	slices.Sort(buf)
 	f.MaxWait, f.P99Wait = buf[n-1], Quantile(buf, 0.99)
 	if top > 0 {
-		f.Longest = longest(jobs, wait, buf[max(n-top, 0)], top)
+		f.Longest = longest(r, wait, buf[max(n-top, 0)], top)
 	}
 	copy(buf, slow)
 	slices.Sort(buf)
@@ -285,7 +285,8 @@ func groupQuantiles(groups []Group, idx []int32, wait, slow, buf []float64) {
 
 // longest returns the top jobs by wait, longest first, ties by id; every
 // job among them waited at least least.
-func longest(jobs []sim.JobResult, wait []float64, least float64, top int) []WaitingJob {
+func longest(r *sim.Result, wait []float64, least float64, top int) []WaitingJob {
+	jobs := r.Jobs
 	var cand []int
 	for i, w := range wait {
 		if w >= least {
@@ -296,7 +297,7 @@ func longest(jobs []sim.JobResult, wait []float64, least float64, top int) []Wai
 		if c := cmp.Compare(wait[b], wait[a]); c != 0 {
 			return c
 		}
-		if c := compareIDs(jobs[a].ID, jobs[b].ID); c != 0 {
+		if c := compareIDs(r.ID(a), r.ID(b)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
@@ -304,7 +305,7 @@ func longest(jobs []sim.JobResult, wait []float64, least float64, top int) []Wai
 	out := make([]WaitingJob, 0, min(top, len(cand)))
 	for _, i := range cand[:min(top, len(cand))] {
 		j := &jobs[i]
-		out = append(out, WaitingJob{ID: j.ID, User: groupName(j.User), Account: groupName(j.Account), GPUs: j.GPUs,
+		out = append(out, WaitingJob{ID: r.ID(i), User: groupName(r.User(i)), Account: groupName(r.Account(i)), GPUs: int(j.GPUs),
 			Submit: j.Submit, Wait: wait[i], RunTime: j.RunTime})
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/sim"
 )
 
@@ -26,13 +27,13 @@ import (
 // Jobs wait in [10, 150) and [200, 250): 190 s contended. The GPU-seconds
 // delivered then: job 1 2×90, job 2 2×40, job 10 2×100, job 3 4×50, job 5
 // none; 660 in all, phys 380, chem 280.
-func fairJobs() []sim.JobResult {
-	return []sim.JobResult{
-		{ID: "1", User: "ann", Account: "phys", GPUs: 2, Submit: 0, Start: 0, End: 100, RunTime: 100},
-		{ID: "2", User: "cat", Account: "chem", GPUs: 2, Submit: 0, Start: 0, End: 50, RunTime: 50},
-		{ID: "10", User: "cat", Account: "chem", GPUs: 2, Submit: 20, Start: 50, End: 150, RunTime: 100},
-		{ID: "3", User: "bob", Account: "phys", GPUs: 4, Submit: 10, Start: 150, End: 250, RunTime: 100},
-		{ID: "5", User: "dan", GPUs: 1, Submit: 200, Start: 250, End: 260, RunTime: 10},
+func fairJobs() []row {
+	return []row{
+		{ID: "1", User: "ann", Account: "phys", JobResult: sim.JobResult{GPUs: 2, Submit: 0, Start: 0, End: 100, RunTime: 100}},
+		{ID: "2", User: "cat", Account: "chem", JobResult: sim.JobResult{GPUs: 2, Submit: 0, Start: 0, End: 50, RunTime: 50}},
+		{ID: "10", User: "cat", Account: "chem", JobResult: sim.JobResult{GPUs: 2, Submit: 20, Start: 50, End: 150, RunTime: 100}},
+		{ID: "3", User: "bob", Account: "phys", JobResult: sim.JobResult{GPUs: 4, Submit: 10, Start: 150, End: 250, RunTime: 100}},
+		{ID: "5", User: "dan", JobResult: sim.JobResult{GPUs: 1, Submit: 200, Start: 250, End: 260, RunTime: 10}},
 	}
 }
 
@@ -80,7 +81,7 @@ func TestFairness(t *testing.T) {
 
 	cases := []struct {
 		name   string
-		jobs   []sim.JobResult
+		jobs   []row
 		shares map[string]float64
 		top    int
 		want   FairnessReport
@@ -126,7 +127,7 @@ func TestFairness(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Fairness(&sim.Result{Jobs: c.jobs, GPUs: 4}, c.shares, c.top)
+			got := Fairness(resultOf(c.jobs, 4), c.shares, c.top)
 			for _, d := range diff("", reflect.ValueOf(got), reflect.ValueOf(c.want)) {
 				t.Error(d)
 			}
@@ -173,7 +174,7 @@ func diff(path string, got, want reflect.Value) []string {
 }
 
 func TestFairnessLookup(t *testing.T) {
-	f := Fairness(&sim.Result{Jobs: fairJobs()}, nil, 0)
+	f := Fairness(resultOf(fairJobs(), 0), nil, 0)
 	for _, c := range []struct {
 		name, want string
 		ok         bool
@@ -199,12 +200,12 @@ func TestFairnessLookup(t *testing.T) {
 
 // TestFairnessLongestTies: equal waits in id order, numbers as numbers.
 func TestFairnessLongestTies(t *testing.T) {
-	var jobs []sim.JobResult
+	var jobs []row
 	for _, id := range []string{"10", "9", "12_10", "12_9", "b", "a"} {
-		jobs = append(jobs, sim.JobResult{ID: id, GPUs: 1, Submit: 0, Start: 5, End: 6, RunTime: 1})
+		jobs = append(jobs, row{ID: id, JobResult: sim.JobResult{GPUs: 1, Submit: 0, Start: 5, End: 6, RunTime: 1}})
 	}
-	jobs = append(jobs, sim.JobResult{ID: "99", GPUs: 1, Submit: 0, Start: 7, End: 8, RunTime: 1})
-	f := Fairness(&sim.Result{Jobs: jobs}, nil, 6)
+	jobs = append(jobs, row{ID: "99", JobResult: sim.JobResult{GPUs: 1, Submit: 0, Start: 7, End: 8, RunTime: 1}})
+	f := Fairness(resultOf(jobs, 0), nil, 6)
 	var ids []string
 	for _, j := range f.Longest {
 		ids = append(ids, j.ID)
@@ -240,7 +241,7 @@ func TestFairnessInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for trial := range 20 {
 		jobs := syntheticResults(rng, 200+trial*10)
-		f := Fairness(&sim.Result{Jobs: jobs}, nil, 10)
+		f := Fairness(resultOf(jobs, 0), nil, 10)
 		for _, groups := range [][]Group{f.Accounts, f.Users} {
 			var cont, target float64
 			n := 0
@@ -255,7 +256,7 @@ func TestFairnessInvariants(t *testing.T) {
 		}
 		shuffled := slices.Clone(jobs)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		g := Fairness(&sim.Result{Jobs: shuffled}, nil, 10)
+		g := Fairness(resultOf(shuffled, 0), nil, 10)
 		if d := diff("", reflect.ValueOf(g), reflect.ValueOf(f)); len(d) > 0 {
 			t.Fatalf("trial %d: order matters: %s", trial, strings.Join(d, "; "))
 		}
@@ -265,8 +266,8 @@ func TestFairnessInvariants(t *testing.T) {
 // syntheticResults returns n plausible job results (not a schedule a
 // cluster could run; Fairness does not care) in submit order, with 40
 // accounts and 400 users.
-func syntheticResults(rng *rand.Rand, n int) []sim.JobResult {
-	jobs := make([]sim.JobResult, n)
+func syntheticResults(rng *rand.Rand, n int) []row {
+	jobs := make([]row, n)
 	var submit float64
 	for i := range jobs {
 		submit += rng.ExpFloat64() * 30
@@ -276,8 +277,7 @@ func syntheticResults(rng *rand.Rand, n int) []sim.JobResult {
 		if rng.IntN(3) > 0 {
 			start += rng.ExpFloat64() * 600
 		}
-		j := sim.JobResult{ID: fmt.Sprint(i), User: fmt.Sprintf("u%d", u), Account: fmt.Sprintf("a%d", u%40),
-			GPUs: 1 << rng.IntN(4), Submit: submit, Start: start, End: start + run, RunTime: run}
+		j := row{ID: fmt.Sprint(i), User: fmt.Sprintf("u%d", u), Account: fmt.Sprintf("a%d", u%40), JobResult: sim.JobResult{GPUs: 1 << rng.IntN(4), Submit: submit, Start: start, End: start + run, RunTime: run}}
 		if rng.IntN(20) == 0 {
 			j.Preemptions = 1
 			j.End += rng.Float64() * 600
@@ -288,9 +288,30 @@ func syntheticResults(rng *rand.Rand, n int) []sim.JobResult {
 }
 
 func BenchmarkFairness(b *testing.B) {
-	r := &sim.Result{Jobs: syntheticResults(rand.New(rand.NewPCG(1, 1)), 100_000)}
+	r := resultOf(syntheticResults(rand.New(rand.NewPCG(1, 1)), 100_000), 0)
 	b.ReportAllocs()
 	for b.Loop() {
 		Fairness(r, nil, 10)
 	}
+}
+
+// row is a job's result with who the job is, for building Results in tests.
+type row struct {
+	ID, User, Account string
+	sim.JobResult
+}
+
+// resultOf returns the Result of rows on a cluster of gpus GPUs.
+func resultOf(rows []row, gpus int) *sim.Result {
+	jobs := make([]job.Job, len(rows))
+	res := make([]sim.JobResult, len(rows))
+	for i, r := range rows {
+		jobs[i] = job.Job{ID: r.ID, User: r.User, Account: r.Account, GPUs: int(r.GPUs), Submit: r.Submit}
+		res[i] = r.JobResult
+	}
+	r, err := sim.NewResult(jobs, res, gpus)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

@@ -83,12 +83,13 @@ func Summarize(r *sim.Result, lb float64) Summary {
 		if e <= 0.25*j.Reference {
 			within++
 		}
-		s.Preemptions += j.Preemptions
-		a := users[j.User]
+		s.Preemptions += int(j.Preemptions)
+		u := r.User(i)
+		a := users[u]
 		if a == nil {
 			a = &acc{}
-			users[j.User] = a
-			userOrder = append(userOrder, j.User)
+			users[u] = a
+			userOrder = append(userOrder, u)
 		}
 		a.sum += slow
 		a.n++

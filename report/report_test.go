@@ -40,11 +40,12 @@ func TestQuantile(t *testing.T) {
 // TestSummarize checks every figure on a hand-computed two-user case on a
 // 4-GPU cluster.
 func TestSummarize(t *testing.T) {
-	r := &sim.Result{Policy: "p", Predictor: "mean", GPUs: 4, Events: 10, Jobs: []sim.JobResult{
-		{ID: "1", User: "a", GPUs: 2, Submit: 0, Start: 0, End: 100, RunTime: 100, Reference: 100, Predicted: 110},
-		{ID: "2", User: "a", GPUs: 2, Submit: 0, Start: 0, End: 50, RunTime: 50, Reference: 50, Predicted: 100},
-		{ID: "3", User: "b", GPUs: 4, Submit: 10, Start: 100, End: 200, RunTime: 100, Reference: 100, Predicted: 100},
-	}}
+	r := resultOf([]row{
+		{ID: "1", User: "a", JobResult: sim.JobResult{GPUs: 2, Submit: 0, Start: 0, End: 100, RunTime: 100, Reference: 100, Predicted: 110}},
+		{ID: "2", User: "a", JobResult: sim.JobResult{GPUs: 2, Submit: 0, Start: 0, End: 50, RunTime: 50, Reference: 50, Predicted: 100}},
+		{ID: "3", User: "b", JobResult: sim.JobResult{GPUs: 4, Submit: 10, Start: 100, End: 200, RunTime: 100, Reference: 100, Predicted: 100}},
+	}, 4)
+	r.Policy, r.Predictor, r.Events = "p", "mean", 10
 	s := Summarize(r, 300)
 	want := map[string][2]float64{
 		"total":    {s.TotalJCT, 100 + 50 + 190},
@@ -70,7 +71,7 @@ func TestSummarize(t *testing.T) {
 
 func TestWriters(t *testing.T) {
 	rep := New(3, 1, 4, sim.LowerBound{Total: 300, Virtual: 120, Length: 300, MeanBusy: 250, Binding: sim.BoundLength})
-	fair := Fairness(&sim.Result{Jobs: fairJobs()}, nil, 1)
+	fair := Fairness(resultOf(fairJobs(), 0), nil, 1)
 	rep.Policies = []Summary{{Policy: "asrpt", Predictor: "mean", Jobs: 3, TotalJCT: 340, RatioToLB: 340.0 / 300, FairnessReport: &fair}}
 	rep.TableAccounts = 2
 	var table, js, cs bytes.Buffer

@@ -56,9 +56,9 @@ func TestRunBoundedWhateverTheTimes(t *testing.T) {
 							t.Fatalf("%s: queue samples out of order at %d: %+v", name, i, r.Queue)
 						}
 					}
-					for _, jr := range r.Jobs {
+					for i, jr := range r.Jobs {
 						if !(jr.End >= jr.Start && jr.Start >= jr.Submit && jr.RunTime > 0) {
-							t.Errorf("%s: job %s: %+v", name, jr.ID, jr)
+							t.Errorf("%s: job %s: %+v", name, r.ID(i), jr)
 						}
 					}
 				}

@@ -91,7 +91,7 @@ func TestGoldenSchedules(t *testing.T) {
 					for i := range r.Jobs {
 						j := &r.Jobs[i]
 						total += j.JCT()
-						fmt.Fprintf(&buf, "%-3s start %7.1f  end %7.1f  preempted %d  nodes %s\n", j.ID, j.Start, j.End, j.Preemptions, strings.Join(j.Nodes, ","))
+						fmt.Fprintf(&buf, "%-3s start %7.1f  end %7.1f  preempted %d  nodes %s\n", r.ID(i), j.Start, j.End, j.Preemptions, strings.Join(r.Nodes[i], ","))
 					}
 					fmt.Fprintf(&buf, "total JCT %.1f\n", total)
 				}

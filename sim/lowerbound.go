@@ -66,9 +66,36 @@ type LowerBound struct {
 // > 0 and GPUs in 1..g), sorted by submit time. It costs O(n log n) time and
 // O(n) memory.
 func ComputeLowerBound(jobs []job.Job, g int) LowerBound {
+	return computeLowerBound(jobSlice(jobs), g)
+}
+
+// ComputeLowerBoundTable is ComputeLowerBound on a job.Table passed through
+// PrepareTable.
+func ComputeLowerBoundTable(jobs *job.Table, g int) LowerBound {
+	return computeLowerBound(jobs, g)
+}
+
+// jobSource is what the lower bound reads of the jobs: their number and,
+// by index, submit time (s), GPUs and run time (s).
+type jobSource interface {
+	Len() int
+	Submit(i int) float64
+	GPUs(i int) int
+	RunTime(i int) float64
+}
+
+// jobSlice is a []job.Job as a jobSource.
+type jobSlice []job.Job
+
+func (s jobSlice) Len() int              { return len(s) }
+func (s jobSlice) Submit(i int) float64  { return s[i].Submit }
+func (s jobSlice) GPUs(i int) int        { return s[i].GPUs }
+func (s jobSlice) RunTime(i int) float64 { return s[i].RunTime }
+
+func computeLowerBound[S jobSource](jobs S, g int) LowerBound {
 	lb := LowerBound{Virtual: virtualSRPT(jobs, g), MeanBusy: meanBusy(jobs, g)}
-	for i := range jobs {
-		lb.Length += jobs[i].RunTime
+	for i := range jobs.Len() {
+		lb.Length += jobs.RunTime(i)
 	}
 	lb.Total, lb.Binding = lb.Virtual, BoundVirtual
 	if lb.Length > lb.Total {
@@ -82,24 +109,23 @@ func ComputeLowerBound(jobs []job.Job, g int) LowerBound {
 
 // virtualSRPT returns the total completion time (completion − submit,
 // seconds) of preemptive shortest-remaining-virtual-size-first on A1.
-func virtualSRPT(jobs []job.Job, g int) float64 {
+func virtualSRPT[S jobSource](jobs S, g int) float64 {
 	var total float64
 	h := &vHeap{byLeft: true}
 	clock := math.Inf(-1)
-	i := 0
-	for i < len(jobs) || h.Len() > 0 {
-		if h.Len() == 0 && jobs[i].Submit > clock {
-			clock = jobs[i].Submit
+	i, n := 0, jobs.Len()
+	for i < n || h.Len() > 0 {
+		if h.Len() == 0 && jobs.Submit(i) > clock {
+			clock = jobs.Submit(i)
 		}
-		for i < len(jobs) && jobs[i].Submit <= clock {
-			j := &jobs[i]
-			p := float64(j.GPUs) / float64(g) * j.RunTime
-			h.push(vJob{size: p, left: p, submit: j.Submit, seq: i})
+		for i < n && jobs.Submit(i) <= clock {
+			p := float64(jobs.GPUs(i)) / float64(g) * jobs.RunTime(i)
+			h.push(vJob{size: p, left: p, submit: jobs.Submit(i), seq: i})
 			i++
 		}
 		nextArrival := math.Inf(1)
-		if i < len(jobs) {
-			nextArrival = jobs[i].Submit
+		if i < n {
+			nextArrival = jobs.Submit(i)
 		}
 		// Run the shortest job until it finishes or the next arrival.
 		top := &h.jobs[0]
@@ -124,29 +150,30 @@ func virtualSRPT(jobs []job.Job, g int) float64 {
 // taken relative to the first submit time and each piece's share is
 // computed as (b − a)·((a − r_j) + (b − r_j))/2, so that Unix-second
 // magnitudes (about 2e9) do not cancel catastrophically.
-func meanBusy(jobs []job.Job, g int) float64 {
-	if len(jobs) == 0 {
+func meanBusy[S jobSource](jobs S, g int) float64 {
+	n := jobs.Len()
+	if n == 0 {
 		return 0
 	}
-	origin := jobs[0].Submit
+	origin := jobs.Submit(0)
 	var total float64
 	h := &vHeap{}
 	clock := math.Inf(-1)
 	i := 0
-	for i < len(jobs) || h.Len() > 0 {
-		if h.Len() == 0 && jobs[i].Submit-origin > clock {
-			clock = jobs[i].Submit - origin
+	for i < n || h.Len() > 0 {
+		if h.Len() == 0 && jobs.Submit(i)-origin > clock {
+			clock = jobs.Submit(i) - origin
 		}
-		for i < len(jobs) && jobs[i].Submit-origin <= clock {
-			j := &jobs[i]
-			p := float64(j.GPUs) / float64(g) * j.RunTime
-			h.push(vJob{size: p, left: p, submit: j.Submit - origin, seq: i})
-			total += j.RunTime / 2
+		for i < n && jobs.Submit(i)-origin <= clock {
+			run := jobs.RunTime(i)
+			p := float64(jobs.GPUs(i)) / float64(g) * run
+			h.push(vJob{size: p, left: p, submit: jobs.Submit(i) - origin, seq: i})
+			total += run / 2
 			i++
 		}
 		nextArrival := math.Inf(1)
-		if i < len(jobs) {
-			nextArrival = jobs[i].Submit - origin
+		if i < n {
+			nextArrival = jobs.Submit(i) - origin
 		}
 		// Run the smallest job until it finishes or the next arrival.
 		top := &h.jobs[0]

@@ -45,21 +45,18 @@ type Config struct {
 	// Check, when true, verifies the free-GPU accounting after every event
 	// (slow; for tests).
 	Check bool
-	// RecordNodes fills JobResult.Nodes (one small slice per job: off for
+	// RecordNodes fills Result.Nodes (one small slice per job: off for
 	// the large replays).
 	RecordNodes bool
 }
 
-// JobResult is what happened to one job.
+// JobResult is what happened to one job: 56 bytes without pointers, so
+// that a replay of millions of jobs keeps its results compactly. Who the
+// job is (id, user, account) is on the Result (Result.ID, User, Account).
 type JobResult struct {
-	ID   string
-	User string
-	// Account is the job's Slurm account (job.Job.Account); may be empty.
-	Account string
-	GPUs    int
-	Submit  float64 // seconds, as in the trace
-	Start   float64 // first start, seconds
-	End     float64 // completion, seconds
+	Submit float64 // seconds, as in the trace
+	Start  float64 // first start, seconds
+	End    float64 // completion, seconds
 	// RunTime is the time the job spent running, seconds (the sum over its
 	// runs when preempted).
 	RunTime float64
@@ -67,12 +64,10 @@ type JobResult struct {
 	Reference float64
 	// Predicted is the prediction made at submit, seconds.
 	Predicted float64
+	// GPUs is the job's GPU count.
+	GPUs int32
 	// Preemptions counts how often the job was stopped.
-	Preemptions int
-	// Nodes are the nodes of the job's first placement, as the sidecar
-	// would write them for it (placement.NodeNames); nil unless
-	// Config.RecordNodes.
-	Nodes []string
+	Preemptions int32
 }
 
 // JCT returns the job completion time End−Submit in seconds.
@@ -93,6 +88,10 @@ type Result struct {
 	Policy    string
 	Predictor string
 	Jobs      []JobResult // in trace order, excluded jobs left out
+	// Nodes are, per job of Jobs, the nodes of its first placement, as the
+	// sidecar would write them for it (placement.NodeNames); nil unless
+	// Config.RecordNodes.
+	Nodes [][]string
 	// Queue is the queue-length curve, in time order: the state after the
 	// first event at or after each point of an even grid (Config.QueueSamples),
 	// and after the last event.
@@ -104,7 +103,32 @@ type Result struct {
 	Events int
 	// GPUs is the cluster's GPU count.
 	GPUs int
+	// jobs are the replayed jobs, in the order of Jobs.
+	jobs *job.Table
 }
+
+// NewResult returns a Result of jobs with outcomes res (one per job, in
+// order), for reports built without a replay; it fails when a job does not
+// fit a job.Table or the lengths differ.
+func NewResult(jobs []job.Job, res []JobResult, gpus int) (*Result, error) {
+	if len(jobs) != len(res) {
+		return nil, fmt.Errorf("sim: %d jobs, %d results", len(jobs), len(res))
+	}
+	t, err := job.TableOf(jobs)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Jobs: res, GPUs: gpus, jobs: t}, nil
+}
+
+// ID returns the id of the i-th job of Jobs.
+func (r *Result) ID(i int) string { return r.jobs.ID(i) }
+
+// User returns the user of the i-th job of Jobs.
+func (r *Result) User(i int) string { return r.jobs.User(i) }
+
+// Account returns the account of the i-th job of Jobs.
+func (r *Result) Account(i int) string { return r.jobs.Account(i) }
 
 // ErrStalled is returned when the policy leaves jobs pending with nothing
 // left that could start them (a policy bug, never an input problem).
@@ -127,8 +151,7 @@ type state struct {
 	task    *policy.Task
 	done    float64 // fraction of the job's work done by earlier runs
 	version int     // bumped on preemption, invalidating the pending completion
-	res     *JobResult
-	group   string // predictor.GroupKey, when waiting jobs are predicted again
+	group   string  // predictor.GroupKey, when waiting jobs are predicted again
 }
 
 type completion struct {
@@ -167,33 +190,69 @@ func Prepare(jobs []job.Job, env *policy.Env) ([]job.Job, int, error) {
 	excluded := 0
 	for i := range jobs {
 		j := jobs[i]
-		if j.GPUs > env.G {
+		keep, err := prepare(&j, env)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !keep {
 			excluded++
 			continue
-		}
-		if j.GPUs <= 0 {
-			return nil, 0, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
-		}
-		if !(math.Abs(j.Submit) <= MaxTime) {
-			return nil, 0, fmt.Errorf("job %s: submit time %v s, want within ±%.0f s (sim.MaxTime)", j.ID, j.Submit, MaxTime)
-		}
-		if j.Profiled() {
-			prof, err := placement.Lookup(j.Profile, j.GPUs)
-			if err != nil {
-				return nil, 0, fmt.Errorf("job %s: %w", j.ID, err)
-			}
-			amin, _ := env.Placer.Bounds(prof)
-			j.RunTime = j.Iterations * amin
-		}
-		if !(j.RunTime > 0) {
-			return nil, 0, fmt.Errorf("job %s: run time %v s", j.ID, j.RunTime)
-		}
-		if !(j.RunTime <= MaxTime) {
-			return nil, 0, fmt.Errorf("job %s: run time %v s, want at most %.0f s (sim.MaxTime)", j.ID, j.RunTime, MaxTime)
 		}
 		out = append(out, j)
 	}
 	return out, excluded, nil
+}
+
+// PrepareTable is Prepare in place on a job.Table, for large replays: it
+// drops the jobs larger than the cluster and returns how many it dropped.
+// On error the table may have been changed.
+func PrepareTable(jobs *job.Table, env *policy.Env) (int, error) {
+	var err error
+	excluded := jobs.Keep(func(i int) bool {
+		if err != nil {
+			return true
+		}
+		if jobs.GPUs(i) > env.G {
+			return false
+		}
+		if jobs.GPUs(i) <= 0 || !(math.Abs(jobs.Submit(i)) <= MaxTime) || jobs.RunTime(i) <= 0 || !(jobs.RunTime(i) <= MaxTime) || jobs.Profiled(i) {
+			j := jobs.Job(i)
+			if _, err = prepare(&j, env); err == nil {
+				jobs.SetRunTime(i, j.RunTime)
+			}
+		}
+		return true
+	})
+	return excluded, err
+}
+
+// prepare checks j and sets the reference run time of a profiled job; it
+// returns false for a job larger than the cluster.
+func prepare(j *job.Job, env *policy.Env) (bool, error) {
+	if j.GPUs > env.G {
+		return false, nil
+	}
+	if j.GPUs <= 0 {
+		return false, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
+	}
+	if !(math.Abs(j.Submit) <= MaxTime) {
+		return false, fmt.Errorf("job %s: submit time %v s, want within ±%.0f s (sim.MaxTime)", j.ID, j.Submit, MaxTime)
+	}
+	if j.Profiled() {
+		prof, err := placement.Lookup(j.Profile, j.GPUs)
+		if err != nil {
+			return false, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		amin, _ := env.Placer.Bounds(prof)
+		j.RunTime = j.Iterations * amin
+	}
+	if !(j.RunTime > 0) {
+		return false, fmt.Errorf("job %s: run time %v s", j.ID, j.RunTime)
+	}
+	if !(j.RunTime <= MaxTime) {
+		return false, fmt.Errorf("job %s: run time %v s, want at most %.0f s (sim.MaxTime)", j.ID, j.RunTime, MaxTime)
+	}
+	return true, nil
 }
 
 // Run replays jobs (sorted by submit time, as the trace readers return
@@ -204,7 +263,7 @@ func Run(jobs []job.Job, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return run(context.Background(), prepared, excluded, env, cfg)
+	return RunPrepared(context.Background(), prepared, excluded, env, cfg)
 }
 
 // RunPrepared is Run on jobs already passed through Prepare with an Env of
@@ -212,6 +271,17 @@ func Run(jobs []job.Job, cfg Config) (*Result, error) {
 // replayed through many policies. It stops with ctx's error when ctx is
 // done.
 func RunPrepared(ctx context.Context, prepared []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+	t, err := job.TableOf(prepared)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx, t, excluded, env, cfg)
+}
+
+// RunTable is RunPrepared on a job.Table passed through PrepareTable: the
+// replay of millions of jobs, which holds each job as a job.Job only while
+// it waits or runs. Replays of one table may run at once.
+func RunTable(ctx context.Context, prepared *job.Table, excluded int, env *policy.Env, cfg Config) (*Result, error) {
 	return run(ctx, prepared, excluded, env, cfg)
 }
 
@@ -226,12 +296,14 @@ const maxRepredict = 256
 type regroup map[string][]*policy.Task
 
 // repredict predicts again the waiting jobs of the group of the job that
-// just finished and hands the changed estimates to the policy.
-func (g regroup) repredict(now float64, key string, done *policy.Task, pred predictor.Predictor, upd policy.Updater) {
+// just finished and hands the changed estimates to the policy; finished
+// reports a job that has ended, dropped from the lists with the started
+// ones (a job that ended is no longer running, but does not wait either).
+func (g regroup) repredict(now float64, key string, done *policy.Task, pred predictor.Predictor, upd policy.Updater, finished func(*policy.Task) bool) {
 	list := g[key]
 	k := 0
 	for _, t := range list {
-		if t.Pending() && t != done {
+		if t.Pending() && t != done && !finished(t) {
 			list[k] = t
 			k++
 		}
@@ -258,11 +330,12 @@ const maxStill = 100000
 // decisions) pass between two looks at the context.
 const pollEvery = 4096
 
-func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
+func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cfg Config) (*Result, error) {
 	env = env.Fork() // replays prepared with one Env may run at once
-	for i := 1; i < len(jobs); i++ {
-		if jobs[i].Submit < jobs[i-1].Submit {
-			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs[i].ID)
+	n := jobs.Len()
+	for i := 1; i < n; i++ {
+		if jobs.Submit(i) < jobs.Submit(i-1) {
+			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs.ID(i))
 		}
 	}
 	pol, err := policy.New(cfg.Policy, env)
@@ -278,20 +351,25 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 	if _, isOracle := pred.(predictor.Oracle); upd != nil && !cfg.Frozen && !isOracle {
 		groups = regroup{}
 	}
-	n := len(jobs)
 	res := &Result{Policy: cfg.Policy, Predictor: pred.Name(), Jobs: make([]JobResult, n),
-		Excluded: excluded, GPUs: env.G}
+		Excluded: excluded, GPUs: env.G, jobs: jobs}
+	if cfg.RecordNodes {
+		res.Nodes = make([][]string, n)
+	}
 	if n == 0 {
 		return res, nil
 	}
-	states := make([]state, n)
+	// states[i] is job i's bookkeeping while it waits or runs; nil before
+	// it arrives and after it ends, so that a finished job's Task and
+	// job.Job are garbage.
+	states := make([]*state, n)
 	free := placement.NewFree(cfg.Cluster)
 	var comps completions
 	nsamples := cfg.QueueSamples
 	if nsamples <= 0 {
 		nsamples = 1000
 	}
-	queue := newSampler(jobs[0].Submit, jobs[n-1].Submit-jobs[0].Submit, nsamples)
+	queue := newSampler(jobs.Submit(0), jobs.Submit(n-1)-jobs.Submit(0), nsamples)
 	// poll returns ctx's error at its first call and every pollEvery calls
 	// after; every loop below calls it once per iteration, so a replay
 	// stops soon after ctx is done however much one event holds.
@@ -304,7 +382,9 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 		return nil
 	}
 
-	now := jobs[0].Submit
+	// finished reports a job that has ended: its state is gone.
+	finished := func(t *policy.Task) bool { return states[t.Seq] == nil }
+	now := jobs.Submit(0)
 	next, done, pending, seq, still := 0, 0, 0, 0, 0
 	progressEvery := max(n/200, 1)
 	for done < n {
@@ -313,7 +393,7 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 		}
 		at := math.Inf(1)
 		if next < n {
-			at = jobs[next].Submit
+			at = jobs.Submit(next)
 		}
 		if len(comps) > 0 {
 			at = math.Min(at, comps[0].at)
@@ -349,32 +429,34 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			if err := free.Give(&t.Placement); err != nil {
 				return nil, fmt.Errorf("sim: t=%.3f: job %s ends: %w", now, t.ID, err)
 			}
-			st.res.End = c.at
-			st.res.RunTime += c.at - t.Start
+			r := &res.Jobs[t.Seq]
+			r.End = c.at
+			r.RunTime += c.at - t.Start
 			pol.Finish(now, t)
 			pred.Observe(t.Job, c.at)
 			if groups != nil {
-				groups.repredict(now, st.group, t, pred, upd)
+				groups.repredict(now, st.group, t, pred, upd, finished)
 			}
+			states[t.Seq] = nil
 			done++
 			if cfg.Progress != nil && done%progressEvery == 0 {
 				cfg.Progress(done, n)
 			}
 		}
-		for next < n && jobs[next].Submit <= now {
+		for next < n && jobs.Submit(next) <= now {
 			if err := poll(); err != nil {
 				return nil, err
 			}
-			j := &jobs[next]
+			j := new(job.Job)
+			*j = jobs.Job(next)
 			est := pred.Predict(j)
 			t, err := env.NewTask(j, next, est)
 			if err != nil {
 				return nil, err
 			}
-			st := &states[next]
-			st.task = t
-			st.res = &res.Jobs[next]
-			*st.res = JobResult{ID: j.ID, User: j.User, Account: j.Account, GPUs: j.GPUs, Submit: j.Submit,
+			st := &state{task: t}
+			states[next] = st
+			res.Jobs[next] = JobResult{GPUs: int32(j.GPUs), Submit: j.Submit,
 				Start: math.NaN(), Reference: t.Reference, Predicted: est.Seconds}
 			pol.Arrive(now, t)
 			if groups != nil {
@@ -391,10 +473,11 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 			return nil, fmt.Errorf("sim: t=%.3f: policy %s: %d placement failures, the first: %w", now, pol.Name(), n, errs[0])
 		}
 		for _, t := range preempted {
-			st := &states[t.Seq]
+			st := states[t.Seq]
 			st.done += (now - t.Start) / t.TrueRunTime(t.Alpha)
-			st.res.RunTime += now - t.Start
-			st.res.Preemptions++
+			r := &res.Jobs[t.Seq]
+			r.RunTime += now - t.Start
+			r.Preemptions++
 			st.version++
 			pending++
 		}
@@ -403,11 +486,11 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 				return nil, err
 			}
 			t := d.Task
-			st := &states[t.Seq]
-			if math.IsNaN(st.res.Start) {
-				st.res.Start = now
+			st := states[t.Seq]
+			if r := &res.Jobs[t.Seq]; math.IsNaN(r.Start) {
+				r.Start = now
 				if cfg.RecordNodes {
-					if st.res.Nodes, err = placement.NodeNames(env.Cluster, &t.Placement); err != nil {
+					if res.Nodes[t.Seq], err = placement.NodeNames(env.Cluster, &t.Placement); err != nil {
 						return nil, fmt.Errorf("sim: t=%.3f: job %s: %w", now, t.ID, err)
 					}
 				}
@@ -433,11 +516,13 @@ func run(ctx context.Context, jobs []job.Job, excluded int, env *policy.Env, cfg
 
 // check verifies that the GPUs in use equal those of the running jobs and
 // never exceed the cluster.
-func check(free *placement.Free, g int, states []state) error {
+func check(free *placement.Free, g int, states []*state) error {
 	used := 0
-	for i := range states {
-		t := states[i].task
-		if t != nil && !t.Pending() {
+	for _, st := range states {
+		if st == nil {
+			continue
+		}
+		if t := st.task; !t.Pending() {
 			used += t.Placement.GPUs()
 		}
 	}

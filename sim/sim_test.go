@@ -118,18 +118,18 @@ func TestInvariants(t *testing.T) {
 				t.Fatalf("%d results for %d jobs", len(r.Jobs), len(jobs))
 			}
 			total := 0.0
-			for _, j := range r.Jobs {
+			for i, j := range r.Jobs {
 				if math.IsNaN(j.Start) || j.End <= 0 {
-					t.Fatalf("job %s never finished: %+v", j.ID, j)
+					t.Fatalf("job %s never finished: %+v", r.ID(i), j)
 				}
 				if j.Start < j.Submit {
-					t.Errorf("job %s starts at %v before its submit %v", j.ID, j.Start, j.Submit)
+					t.Errorf("job %s starts at %v before its submit %v", r.ID(i), j.Start, j.Submit)
 				}
 				if j.JCT() < j.RunTime-1e-6 || j.RunTime < j.Reference*(1-1e-9) {
-					t.Errorf("job %s: JCT %v, run time %v, reference %v", j.ID, j.JCT(), j.RunTime, j.Reference)
+					t.Errorf("job %s: JCT %v, run time %v, reference %v", r.ID(i), j.JCT(), j.RunTime, j.Reference)
 				}
 				if j.Preemptions > 0 && name != "las" {
-					t.Errorf("job %s preempted under non-preemptive %s", j.ID, name)
+					t.Errorf("job %s preempted under non-preemptive %s", r.ID(i), name)
 				}
 				total += j.JCT()
 			}
@@ -182,7 +182,7 @@ func TestFIFOBlocksBackfillDoesNot(t *testing.T) {
 		}
 		for i, s := range starts {
 			if r.Jobs[i].Start != s {
-				t.Errorf("%s: job %s starts at %v, want %v", name, r.Jobs[i].ID, r.Jobs[i].Start, s)
+				t.Errorf("%s: job %s starts at %v, want %v", name, r.ID(i), r.Jobs[i].Start, s)
 			}
 		}
 	}
@@ -216,7 +216,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Excluded != 1 || len(r.Jobs) != 1 || r.Jobs[0].ID != "ok" {
+	if r.Excluded != 1 || len(r.Jobs) != 1 || r.ID(0) != "ok" {
 		t.Errorf("excluded %d, jobs %+v; want 1 excluded and job ok run", r.Excluded, r.Jobs)
 	}
 	// An empty trace is an empty result, not a hang.
@@ -314,8 +314,8 @@ func TestJobResultNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range [][2]string{{"ann", "physics"}, {"bob", ""}} {
-		if got := [2]string{r.Jobs[i].User, r.Jobs[i].Account}; got != want {
-			t.Errorf("job %s: user, account = %q, want %q", r.Jobs[i].ID, got, want)
+		if got := [2]string{r.User(i), r.Account(i)}; got != want {
+			t.Errorf("job %s: user, account = %q, want %q", r.ID(i), got, want)
 		}
 	}
 }

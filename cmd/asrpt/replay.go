@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -122,7 +121,9 @@ func (f *replayFlags) cluster() (*cluster.Cluster, error) {
 	return cluster.Uniform(f.nodes, f.gpn), nil
 }
 
-func (f *replayFlags) workload(c *cluster.Cluster, stderr io.Writer) ([]job.Job, error) {
+// workload returns the jobs to replay as a compact table: the trace,
+// read as a stream, or the generated workload.
+func (f *replayFlags) workload(c *cluster.Cluster, stderr io.Writer) (*job.Table, error) {
 	if f.tracePath == "" {
 		cfg := trace.DefaultGenConfig()
 		cfg.Jobs, cfg.Seed, cfg.Load = f.jobs, f.seed, f.load
@@ -131,13 +132,17 @@ func (f *replayFlags) workload(c *cluster.Cluster, stderr io.Writer) ([]job.Job,
 		// nodes of that size.
 		cfg.GPUsPerNode = c.MaxNodeGPUs()
 		cfg.ClusterGPUs = max(cfg.GPUsPerNode, c.TotalGPUs()/cfg.GPUsPerNode*cfg.GPUsPerNode)
-		return trace.Generate(cfg)
+		jobs, err := trace.Generate(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return job.TableOf(jobs)
 	}
 	format, err := trace.ParseFormat(f.format)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	jobs, stats, err := trace.ReadFileStats(f.tracePath, format, trace.Options{})
+	jobs, stats, err := trace.ReadTableFile(f.tracePath, format, trace.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -181,18 +186,19 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	prepared, excluded, err := sim.Prepare(jobs, env)
+	excluded, err := sim.PrepareTable(jobs, env)
 	if err != nil {
 		return err
 	}
-	if len(prepared) == 0 {
-		return fmt.Errorf("no job fits the cluster (%d jobs, %d larger than its %d GPUs)", len(jobs), excluded, env.G)
+	prepared := jobs
+	if prepared.Len() == 0 {
+		return fmt.Errorf("no job fits the cluster (%d jobs, %d larger than its %d GPUs)", excluded, excluded, env.G)
 	}
-	lb := sim.ComputeLowerBound(prepared, env.G)
-	rep := report.New(len(prepared), excluded, env.G, lb)
+	lb := sim.ComputeLowerBoundTable(prepared, env.G)
+	rep := report.New(prepared.Len(), excluded, env.G, lb)
 	rep.Workload = f.describe(c)
 	rep.SharesFile, rep.TableAccounts, rep.TableUsers = f.sharesPath, f.topAccounts, f.topUsers
-	if shares != nil && !slices.ContainsFunc(prepared, func(j job.Job) bool { return shares[j.Account] > 0 }) {
+	if shares != nil && !hasShare(prepared, shares) {
 		fmt.Fprintf(stderr, "asrpt replay: --shares %s: no account of the workload has a share there; every target share is 0\n", f.sharesPath)
 	}
 	if excluded > 0 {
@@ -218,7 +224,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			}
 			pred, _ := newPredictor(f.predictor, f.seed, f.retrainEvery)
 			start := time.Now()
-			r, err := sim.RunPrepared(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
+			r, err := sim.RunTable(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
 				Params: f.params, Predictor: pred, Frozen: f.frozen, Progress: bar.update(i, name)})
 			if err != nil {
 				errs[i] = fmt.Errorf("policy %s: %w", name, err)
@@ -289,6 +295,16 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		}
 	}
 	return out.Commit()
+}
+
+// hasShare reports whether an account of jobs has a share above 0.
+func hasShare(jobs *job.Table, shares map[string]float64) bool {
+	for i := range jobs.Len() {
+		if shares[jobs.Account(i)] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // newPredictor returns a fresh predictor by name, seeded; the online forest
