@@ -394,9 +394,8 @@ func (a *asrpt) schedulePaper(now float64, free *placement.Free) []*Task {
 // counts them twice.
 func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 	started := a.buf[:0]
-	next, stop := a.run.reader(now)
-	defer stop()
-	a.prof.reset(now, free.Total(), next)
+	a.run.refresh(now)
+	a.prof.reset(now, free.Total(), &a.run.tree)
 	k := max(a.env.Params.Reservations, 0)
 	reserved, seen, depth := 0, 0, a.env.Params.Depth
 	visit := func(t *Task) bool {

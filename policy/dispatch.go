@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"iter"
 	"math"
 
 	"github.com/google/btree"
@@ -67,63 +66,46 @@ const btreeDegree = 16
 // running is the set of running tasks ordered by predicted end, for
 // reservations.
 type running struct {
-	tree *btree.BTreeG[*Task]
+	tree endTree
 	est  func(*Task, float64) float64
 }
 
 func newRunning(est func(*Task, float64) float64) running {
-	return running{tree: btree.NewG(btreeDegree, byEnd), est: est}
+	return running{est: est}
 }
 
 func (r *running) add(t *Task) {
 	t.end = t.Start + r.est(t, t.Alpha)
-	r.tree.ReplaceOrInsert(t)
+	r.tree.insert(t)
 }
 
-func (r *running) remove(t *Task) { r.tree.Delete(t) }
+func (r *running) remove(t *Task) { r.tree.delete(t) }
 
 // refresh re-estimates the end of every running job that has outlived its
 // prediction: it is now expected to run as long again as it has so far
 // (doubling), but not past its time limit. Without this, an under-predicted
 // job would count as ending "now" forever and freeze every reservation at
 // now, so that nothing could backfill. Each job is re-estimated O(log
-// overrun) times.
+// overrun) times. Afterwards every end lies after now.
 func (r *running) refresh(now float64) {
 	for {
-		t, ok := r.tree.Min()
+		t, ok := r.tree.min()
 		if !ok || t.end > now {
 			return
 		}
-		r.tree.DeleteMin()
+		r.tree.delete(t)
 		end := now + math.Max(now-t.Start, minRemaining)
 		if t.TimeLimit > 0 && t.Start+t.TimeLimit > now {
 			end = math.Min(end, t.Start+t.TimeLimit)
 		}
 		t.end = end
-		r.tree.ReplaceOrInsert(t)
+		r.tree.insert(t)
 	}
 }
 
 // minRemaining is the least time in seconds a running job is expected to
 // go on for once it has outlived its prediction.
 const minRemaining = 60
-
-// reader returns a function that yields the running jobs in ascending
-// order of predicted end (with their GPUs), after re-estimating the
-// overdue ones, and a function that releases the reader; call it before
-// the set changes. One tree walk serves the whole pass: O(1) amortised per
-// job read.
-func (r *running) reader(now float64) (next func() (float64, int, bool), stop func()) {
-	r.refresh(now)
-	pull, stop := iter.Pull(func(yield func(*Task) bool) { r.tree.Ascend(yield) })
-	return func() (float64, int, bool) {
-		t, ok := pull()
-		if !ok {
-			return 0, 0, false
-		}
-		return t.end, t.GPUs, true
-	}, stop
-}
 
 // shadow returns the earliest time at which need GPUs are predicted to be
 // free (count only, as Slurm's reservation), and how many GPUs beyond need
@@ -133,16 +115,11 @@ func (r *running) shadow(now float64, need, free int) (at float64, extra int) {
 		return now, free - need
 	}
 	r.refresh(now)
-	at, avail := math.Inf(1), free
-	r.tree.Ascend(func(t *Task) bool {
-		avail += t.GPUs
-		if avail >= need {
-			at = math.Max(now, t.end)
-			return false
-		}
-		return true
-	})
-	return at, avail - need
+	t, ended, ok := r.tree.reach(need - free)
+	if !ok {
+		return math.Inf(1), free + r.tree.gpusBy(math.Inf(1)) - need
+	}
+	return math.Max(now, t.end), free + ended - need
 }
 
 // starter places and starts tasks; shared by the dispatching policies.

@@ -187,7 +187,7 @@ func (p *easyPP) NextEvent(now float64) float64 {
 		return math.Inf(1)
 	}
 	p.correct(now)
-	if t, ok := p.run.tree.Min(); ok {
+	if t, ok := p.run.tree.min(); ok {
 		return t.end
 	}
 	return math.Inf(1)
@@ -201,11 +201,11 @@ func (p *easyPP) NextEvent(now float64) float64 {
 func (p *easyPP) correct(now float64) {
 	last := easyPPIncrements[len(easyPPIncrements)-1]
 	for {
-		t, ok := p.run.tree.Min()
+		t, ok := p.run.tree.min()
 		if !ok || t.end > now {
 			return
 		}
-		p.run.tree.DeleteMin()
+		p.run.tree.delete(t)
 		k := p.misses[t]
 		limit := t.Start + t.TimeLimit
 		for t.end <= now {
@@ -224,7 +224,7 @@ func (p *easyPP) correct(now float64) {
 			k++
 		}
 		p.misses[t] = k
-		p.run.tree.ReplaceOrInsert(t)
+		p.run.tree.insert(t)
 	}
 }
 

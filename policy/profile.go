@@ -12,18 +12,19 @@ import (
 // It starts at the GPUs free now, gains each running job's GPUs at its
 // predicted end, and loses the GPUs of each reservation over its window.
 //
-// The running jobs' ends are read lazily from the running set, in end
-// order, only as far as a query needs them, so a pass whose queries stay
-// near now costs no scan of every running job. A profile is valid for one
-// pass: jobs started in the pass are added to it with add, since the running
-// set it reads from learns of them only after the pass.
+// The running jobs' part is read from the running set's end tree, which
+// the policy keeps up to date as jobs start and end (the incremental part
+// of the profile): the GPUs ended by a time, and the time by which a
+// number of GPUs have ended, cost O(log r) for r running jobs, so that no
+// pass walks the running jobs. Only the windows (reservations, and jobs
+// started in this pass, which the running set learns of after the pass)
+// are kept per pass. A profile is valid for one pass, during which the
+// running set does not change; every predicted end lies after now
+// (running.refresh).
 type profile struct {
 	now  float64
-	base int       // GPUs free now (before reservations)
-	ends []float64 // predicted ends read so far, ascending
-	cum  []int     // cum[i]: GPUs free (before reservations) from ends[i] on
-	next func() (end float64, gpus int, ok bool)
-	done bool // every running job has been read
+	base int      // GPUs free now (before reservations)
+	run  *endTree // the running jobs by predicted end
 	res  []window
 	evs  []event // the windows' starts (−GPUs) and ends (+GPUs), in time order
 }
@@ -35,65 +36,15 @@ type window struct {
 	gpus       int
 }
 
-// reset prepares p for a pass at now with free GPUs free now; next yields
-// the running jobs in ascending order of predicted end.
-func (p *profile) reset(now float64, free int, next func() (float64, int, bool)) {
-	p.now, p.base, p.next, p.done = now, free, next, false
-	p.ends, p.cum, p.res, p.evs = p.ends[:0], p.cum[:0], p.res[:0], p.evs[:0]
+// reset prepares p for a pass at now with free GPUs free now and the
+// running jobs of run, every one predicted to end after now.
+func (p *profile) reset(now float64, free int, run *endTree) {
+	p.now, p.base, p.run = now, free, run
+	p.res, p.evs = p.res[:0], p.evs[:0]
 }
 
-// readOne reads the next running job's end; false when none is left.
-func (p *profile) readOne() bool {
-	if p.done {
-		return false
-	}
-	end, g, ok := p.next()
-	if !ok {
-		p.done = true
-		return false
-	}
-	c := p.base
-	if n := len(p.cum); n > 0 {
-		c = p.cum[n-1]
-	}
-	p.ends = append(p.ends, math.Max(end, p.now))
-	p.cum = append(p.cum, c+g)
-	return true
-}
-
-// readTo reads running jobs until their ends pass t (or none are left).
-func (p *profile) readTo(t float64) {
-	for (len(p.ends) == 0 || p.ends[len(p.ends)-1] <= t) && p.readOne() {
-	}
-}
-
-// endAt returns the i-th running end in time order, reading it if needed.
-func (p *profile) endAt(i int) (float64, bool) {
-	for len(p.ends) <= i {
-		if !p.readOne() {
-			return 0, false
-		}
-	}
-	return p.ends[i], true
-}
-
-// baseAt returns the GPUs free at t before windows.
-func (p *profile) baseAt(t float64) int {
-	p.readTo(t)
-	lo, hi := 0, len(p.ends)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if p.ends[m] <= t {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == 0 {
-		return p.base
-	}
-	return p.cum[lo-1]
-}
+// baseAt returns the GPUs free at t ≥ now before windows.
+func (p *profile) baseAt(t float64) int { return p.base + p.run.gpusBy(t) }
 
 // freeAt returns the GPUs free at t after the windows.
 func (p *profile) freeAt(t float64) int {
@@ -143,79 +94,57 @@ func (p *profile) insert(e event) {
 }
 
 // earliest returns the earliest start ≥ now at which gpus GPUs are free
-// for d seconds. One sweep, in time order, over the running jobs' ends and
-// the windows' starts and ends: a candidate start is where the free count
-// rises to gpus or more, and it wins once the count has stayed there for
-// d. Past every event the whole cluster is free, so for gpus ≤ the
-// cluster's GPUs the answer is finite. Cost O(ends read + W log W) for W
-// windows.
+// for d seconds: the earliest t with free(t) ≥ gpus at t and at every
+// window start in (t, t+d) (ends only add GPUs). Between two window
+// events the windows hold a fixed number of GPUs, so the earliest t of
+// such a segment is its start or the end of the running job at which
+// enough GPUs have ended (endTree.reach). Past every event the whole
+// cluster is free, so for gpus ≤ the cluster's GPUs the answer is finite;
+// otherwise it is +Inf. Cost O(W² + W log r) for W window events and r
+// running jobs.
 func (p *profile) earliest(d float64, gpus int) float64 {
-	free := p.base
-	j := 0
-	for j < len(p.evs) && p.evs[j].at <= p.now {
-		free += p.evs[j].gpus
-		j++
-	}
-	cand := math.Inf(1)
-	if free >= gpus {
-		cand = p.now
-	}
-	i := 0
-	// apply brings free up to date with every change at or before t.
-	apply := func(t float64) {
-		for {
-			e, ok := p.endAt(i)
-			if !ok || e > t {
-				break
-			}
-			free += p.cum[i] - p.cumBefore(i)
-			i++
-		}
+	a, w, j := p.now, 0, 0 // segment start, GPUs held by windows at a, events applied
+	applyTo := func(t float64) {
 		for j < len(p.evs) && p.evs[j].at <= t {
-			free += p.evs[j].gpus
+			w -= p.evs[j].gpus
 			j++
 		}
 	}
+	applyTo(a)
 	for {
-		if !math.IsInf(cand, 1) {
-			// Ends only add GPUs: the run from cand can break only where
-			// a window starts before cand+d.
-			k := j
-			for k < len(p.evs) && p.evs[k].gpus > 0 {
-				k++
+		b := math.Inf(1) // the segment's end: the next window event
+		if j < len(p.evs) {
+			b = p.evs[j].at
+		}
+		cand := math.Inf(1)
+		if p.baseAt(a)-w >= gpus {
+			cand = a
+		} else if t, _, ok := p.run.reach(gpus + w - p.base); ok && t.end < b {
+			cand = t.end
+		}
+		if math.IsInf(cand, 1) {
+			if j == len(p.evs) {
+				return cand // never fits: more GPUs than the cluster has
 			}
-			if k == len(p.evs) || p.evs[k].at >= cand+d {
-				return cand
-			}
-			apply(p.evs[k].at)
-			if free < gpus {
-				cand = math.Inf(1)
-			}
+			a = b
+			applyTo(a)
 			continue
 		}
-		t := math.Inf(1)
-		if e, ok := p.endAt(i); ok {
-			t = e
+		// The run from cand can break only where a window starts before
+		// cand+d; no window event lies in (a, cand].
+		broken := math.NaN()
+		for k := j; k < len(p.evs) && p.evs[k].at < cand+d; k++ {
+			if s := p.evs[k].at; p.evs[k].gpus < 0 && p.freeAt(s) < gpus {
+				broken = s
+				break
+			}
 		}
-		if j < len(p.evs) && p.evs[j].at < t {
-			t = p.evs[j].at
+		if math.IsNaN(broken) {
+			return cand
 		}
-		if math.IsInf(t, 1) {
-			return t // never fits: more GPUs than the cluster has
-		}
-		apply(t)
-		if free >= gpus {
-			cand = t
-		}
+		a = broken
+		applyTo(a)
 	}
-}
-
-// cumBefore returns the base free count just before ends[i].
-func (p *profile) cumBefore(i int) int {
-	if i == 0 {
-		return p.base
-	}
-	return p.cum[i-1]
 }
 
 // event is a change of the free count at a time: a window's start

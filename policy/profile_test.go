@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/asrpt/asrpt/job"
 )
 
 // naiveFree is the free count at t from first principles: the GPUs free
@@ -89,15 +91,14 @@ func TestProfileEarliestMatchesNaive(t *testing.T) {
 		for k, i := range idx {
 			se[k], sg[k] = ends[i], gpus[i]
 		}
+		// The running set after running.refresh: every end at or after
+		// now (the naive profile clamps them the same way).
+		var run endTree
+		for k := range se {
+			run.insert(&Task{Job: &job.Job{GPUs: sg[k]}, Seq: k, end: math.Max(se[k], now)})
+		}
 		var p profile
-		k := 0
-		p.reset(now, cluster-busy, func() (float64, int, bool) {
-			if k == len(se) {
-				return 0, 0, false
-			}
-			k++
-			return se[k-1], sg[k-1], true
-		})
+		p.reset(now, cluster-busy, &run)
 		// Reservations made the way the dispatch makes them.
 		for range rng.IntN(4) {
 			d := float64(1 + rng.IntN(8))

@@ -238,6 +238,7 @@ type Task struct {
 	tier      uint32  // multifactor: the PriorityTier of the job's partition
 	order     float64 // multifactor: queue order key, lower first
 	assoc     *assocUsage
+	node      treeNode // the running set's tree (endTree), while running
 	running   bool
 	rank      Rank // Params.Rank when the task was made
 }
