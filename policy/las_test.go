@@ -84,7 +84,7 @@ func TestLASMatchesScan(t *testing.T) {
 		{"four nodes, depth 3", 4, 3, 3000, 1.8e9, 3},
 		{"sixteen nodes", 16, 0, 4000, 1.8e9, 4},
 		{"sixteen nodes, depth 5", 16, 5, 4000, 0, 5},
-		{"sixty-four nodes, default depth", 64, 1000, 3000, 1.8e9, 6},
+		{"sixty-four nodes, depth 40", 64, 40, 3000, 1.8e9, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			params := DefaultParams()
@@ -102,10 +102,11 @@ func TestLASMatchesScan(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tc.seed, 0))
 			now := tc.clock
 			active := map[int]bool{} // the jobs arrived and neither finished nor withdrawn
+			starts, preemptions, mostPending := 0, 0, 0
 			for step := range tc.steps {
 				switch r := rng.IntN(10); {
-				case r < 4: // arrivals
-					for range 1 + rng.IntN(3) {
+				case r < 3: // arrivals
+					for range 1 + rng.IntN(2) {
 						g := 1 << rng.IntN(6)
 						if g > c.TotalGPUs() {
 							g = 1
@@ -165,6 +166,19 @@ func TestLASMatchesScan(t *testing.T) {
 				if err := sameLASState(sides, active); err != nil {
 					t.Fatalf("step %d, t=%v: %v", step, now, err)
 				}
+				for _, d := range got[0] {
+					if d.Preempt {
+						preemptions++
+					} else {
+						starts++
+					}
+				}
+				mostPending = max(mostPending, len(sides[0].pol.Pending()))
+			}
+			// The random walk is only a test if it preempts and queues.
+			t.Logf("%d starts, %d preemptions, at most %d jobs pending", starts, preemptions, mostPending)
+			if preemptions == 0 || mostPending <= max(tc.depth, 1) {
+				t.Errorf("%d preemptions, at most %d jobs pending: the walk does not exercise the pass", preemptions, mostPending)
 			}
 		})
 	}
@@ -253,4 +267,58 @@ func sameLASState(sides [2]*lasSide, active map[int]bool) error {
 	}
 	sort.Slice(want, func(i, j int) bool { return byLevel(want[i], want[j]) })
 	return checkLASTree(&a.pol.(*las).active, want)
+}
+
+// BenchmarkLAS measures a 2D-LAS scheduling pass on a full cluster of
+// 1-GPU jobs with 500 pending 16-GPU jobs queued behind them: before each
+// pass a running job ends and is submitted again with the same key, and
+// the pass starts it again. las's cost should not depend on the number of
+// running jobs; the scan reference's grows with it.
+func BenchmarkLAS(b *testing.B) {
+	for _, impl := range []string{"las", "scan"} {
+		for _, nodes := range []int{125, 1000} {
+			b.Run(fmt.Sprintf("%s/%d-running", impl, nodes*8), func(b *testing.B) {
+				env := NewEnv(cluster.Uniform(nodes, 8), DefaultParams())
+				pol := Policy(newLAS("las", env))
+				if impl == "scan" {
+					pol = newLASScan(env)
+				}
+				free := placement.NewFree(env.Cluster)
+				var running []*Task
+				for i := range env.G + 500 {
+					g := 1
+					if i >= env.G {
+						g = 16
+					}
+					t, err := env.NewTask(&job.Job{ID: fmt.Sprint(i), Submit: float64(i), GPUs: g, RunTime: 1}, i,
+						prediction.Estimate{Seconds: 1, Known: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					pol.Arrive(0, t)
+					if g == 1 {
+						running = append(running, t)
+					}
+					if (i+1)%env.Params.Depth == 0 { // a pass examines Depth pending jobs
+						pol.Schedule(0, free)
+					}
+				}
+				if pol.Schedule(0, free); free.Total() != 0 {
+					b.Fatalf("%d GPUs free after the 1-GPU jobs started", free.Total())
+				}
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					t := running[i%len(running)]
+					if err := free.Give(&t.Placement); err != nil {
+						b.Fatal(err)
+					}
+					pol.Finish(0, t)
+					pol.Arrive(0, t)
+					if d := pol.Schedule(0, free); len(d) != 1 || d[0].Task != t {
+						b.Fatalf("pass %d: decisions %v, want the start of job %d", i, seqsOf(d), t.Seq)
+					}
+				}
+			})
+		}
+	}
 }
