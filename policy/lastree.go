@@ -87,23 +87,33 @@ func (tr *lasTree) node(t *Task) *lasNode {
 
 // Insert adds t, replacing a job with the same key.
 func (tr *lasTree) Insert(t *Task) {
-	tr.Remove(t)
-	tr.root = insertNode(tr.root, tr.node(t))
+	var gone *lasNode
+	tr.root = insertNode(tr.root, tr.node(t), &gone)
+	tr.recycle(gone)
 }
 
-func insertNode(x, nd *lasNode) *lasNode {
+// insertNode adds nd to the subtree x and returns the subtree; a node of
+// x with nd's key is taken out and returned in gone.
+func insertNode(x, nd *lasNode, gone **lasNode) *lasNode {
 	if x == nil {
 		return nd
 	}
 	if nd.prio > x.prio {
-		nd.left, nd.right = split(x, nd.t)
+		l, r := split(x, nd.t)
+		nd.left, nd.right = l, removeNode(r, nd.t, gone)
 		nd.fix()
 		return nd
 	}
-	if byLevel(nd.t, x.t) {
-		x.left = insertNode(x.left, nd)
-	} else {
-		x.right = insertNode(x.right, nd)
+	switch {
+	case byLevel(nd.t, x.t):
+		x.left = insertNode(x.left, nd, gone)
+	case byLevel(x.t, nd.t):
+		x.right = insertNode(x.right, nd, gone)
+	default:
+		*gone = x
+		nd.left, nd.right, nd.prio = x.left, x.right, x.prio
+		nd.fix()
+		return nd
 	}
 	x.fix()
 	return x
@@ -144,9 +154,14 @@ func merge(l, r *lasNode) *lasNode {
 func (tr *lasTree) Remove(t *Task) {
 	var gone *lasNode
 	tr.root = removeNode(tr.root, t, &gone)
-	if gone != nil {
-		*gone = lasNode{right: tr.free}
-		tr.free = gone
+	tr.recycle(gone)
+}
+
+// recycle keeps x, when not nil, for a later node.
+func (tr *lasTree) recycle(x *lasNode) {
+	if x != nil {
+		*x = lasNode{right: tr.free}
+		tr.free = x
 	}
 }
 
@@ -208,12 +223,12 @@ func (tr *lasTree) SumBefore(r int) int {
 func (tr *lasTree) Over(limit int) int {
 	r := 0
 	for x := tr.root; x != nil; {
-		if ls := x.left.sum(); limit < ls {
+		ls := x.left.sum()
+		if limit < ls {
 			x = x.left
 			continue
-		} else {
-			limit -= ls
 		}
+		limit -= ls
 		if limit < x.t.GPUs {
 			return r + x.left.size()
 		}

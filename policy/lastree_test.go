@@ -180,3 +180,29 @@ func checkQueries(t *testing.T, tr *lasTree, sorted []*Task) {
 		}
 	}
 }
+
+// TestLASTreeInsertReplaces checks that inserting a job with the key of
+// one in the tree replaces it, whichever the priorities make the new node
+// meet the old one: on the way down or below the point where it goes in.
+func TestLASTreeInsertReplaces(t *testing.T) {
+	for _, n := range []int{1, 2, 10, 200} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var tr lasTree
+			in := make([]*Task, n)
+			for i := range in {
+				in[i] = &Task{Job: &job.Job{Submit: float64(i % 7), GPUs: 1 + i%5}, Seq: i, level: i % 3}
+				tr.Insert(in[i])
+			}
+			for i, x := range in {
+				y := *x
+				y.running = i%2 == 0
+				in[i] = &y
+				tr.Insert(&y)
+			}
+			sort.Slice(in, func(i, j int) bool { return byLevel(in[i], in[j]) })
+			if err := checkLASTree(&tr, in); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
