@@ -293,6 +293,9 @@ func (tr *lasTree) PendingAt(k int) int {
 // whose running flag is running, and returns it; its cost is O(log n) per
 // job appended.
 func (tr *lasTree) Append(dst []*Task, from, to int, running bool) []*Task {
+	if from >= to {
+		return dst
+	}
 	return appendRange(dst, tr.root, 0, from, to, running)
 }
 
