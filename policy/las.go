@@ -36,9 +36,12 @@ func byLevel(a, b *Task) bool {
 // Cost per pass, n jobs pending or running: O(log n) per running job whose
 // queue changes (they are kept by the time they cross their next threshold,
 // in Task.end) and per decision, plus O(log n) per run of consecutive jobs
-// that fit in the GPUs left (see choose). The jobs that keep running are
-// not visited one by one: a pass on a cluster whose running jobs all keep
-// their GPUs costs O(log n) however many there are.
+// that fit in the GPUs left (see choose). Each run but the last ends at a
+// job the scan passes over: a running one is preempted (a decision), and
+// a pending one is among the first Params.Depth pending jobs when Depth
+// bounds the scan. The jobs that keep running are not visited one by one:
+// a pass on a cluster whose running jobs all keep their GPUs costs
+// O(log n) however many there are.
 type las struct {
 	starter
 	name   string
