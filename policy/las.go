@@ -33,45 +33,51 @@ func byLevel(a, b *Task) bool {
 // preempts running jobs of higher queues to make room. It needs preemption,
 // which Slurm does not offer asrpt, so it is a simulator-only reference.
 //
-// Cost per pass: O(log n) per running job whose queue changes (they are kept
-// by the time they cross their next threshold, in Task.end), plus the scan
-// of the queue in priority order until the cluster is full.
+// Cost per pass, n jobs pending or running: O(log n) per running job whose
+// queue changes (they are kept by the time they cross their next threshold,
+// in Task.end) and per decision, plus O(log n) per run of consecutive jobs
+// that fit in the GPUs left (see choose). Each run but the last ends at a
+// job the scan passes over: a running one is preempted (a decision), and
+// a pending one is among the first Params.Depth pending jobs when Depth
+// bounds the scan. The jobs that keep running are not visited one by one:
+// a pass on a cluster whose running jobs all keep their GPUs costs
+// O(log n) however many there are.
 type las struct {
 	starter
-	name    string
-	active  *btree.BTreeG[*Task] // pending and running jobs, by byLevel
-	running *btree.BTreeG[*Task] // running jobs, by byLevel
-	cross   *btree.BTreeG[*Task] // running jobs below the last queue, by threshold time
-	pass    int                  // scheduling pass number, marks Task.pass
-	want    []*Task
-	drop    []*Task
+	name   string
+	active lasTree              // pending and running jobs, by byLevel
+	cross  *btree.BTreeG[*Task] // running jobs below the last queue, by threshold time
+	want   []*Task
+	drop   []*Task
+	out    []Decision
 }
 
 var _ Policy = (*las)(nil)
 
 func newLAS(name string, env *Env) *las {
-	return &las{starter: starter{env: env}, name: name, active: btree.NewG(btreeDegree, byLevel),
-		running: btree.NewG(btreeDegree, byLevel), cross: btree.NewG(btreeDegree, byEnd)}
+	return &las{starter: starter{env: env}, name: name, cross: btree.NewG(btreeDegree, byEnd)}
 }
 
 func (l *las) Name() string { return l.name }
 
 func (l *las) Arrive(now float64, t *Task) {
 	t.level, t.lastSeen = 0, now
-	l.active.ReplaceOrInsert(t)
+	l.active.Insert(t)
 }
 
 func (l *las) Withdraw(_ float64, t *Task) {
 	if !t.running {
-		l.active.Delete(t)
+		l.active.Remove(t)
 	}
 }
 
 func (l *las) Restore(now float64, t *Task, _ float64, _ bool) { l.Arrive(now, t) }
 
 func (l *las) Finish(now float64, t *Task) {
-	l.stop(now, t)
-	l.active.Delete(t)
+	l.cross.Delete(t)
+	l.active.Remove(t)
+	l.account(now, t)
+	t.running = false
 }
 
 // untilThreshold returns the running time in seconds t needs, from its
@@ -114,11 +120,10 @@ func (l *las) track(t *Task) {
 // accounted up to now.
 func (l *las) stop(now float64, t *Task) {
 	l.cross.Delete(t)
-	l.running.Delete(t)
-	l.active.Delete(t)
+	l.active.Remove(t)
 	l.account(now, t)
-	l.active.ReplaceOrInsert(t)
 	t.running = false
+	l.active.Insert(t)
 }
 
 func (l *las) NextEvent(now float64) float64 {
@@ -130,71 +135,29 @@ func (l *las) NextEvent(now float64) float64 {
 }
 
 func (l *las) Pending() []*Task {
-	var out []*Task
-	l.active.Ascend(func(t *Task) bool {
-		if !t.running {
-			out = append(out, t)
-		}
-		return true
-	})
-	return out
+	return l.active.Append(make([]*Task, 0, l.active.Pending()), 0, l.active.Len(), false)
 }
 
+// Schedule moves the running jobs that crossed a threshold down a queue,
+// then gives the cluster to the jobs of the lowest queues: in byLevel
+// order, each job is taken if its GPUs fit in what the jobs before it left,
+// until no GPU is left or the scan reaches the pending job that Depth
+// pending jobs precede. Running jobs not taken are preempted. The returned
+// slice is reused by the next call.
 func (l *las) Schedule(now float64, free *placement.Free) []Decision {
-	// Running jobs that crossed a threshold move down a queue.
 	for {
 		t, ok := l.cross.Min()
 		if !ok || t.end > now+timeEpsilon {
 			break
 		}
 		l.cross.DeleteMin()
-		l.running.Delete(t)
-		l.active.Delete(t)
+		l.active.Remove(t)
 		l.account(now, t)
-		l.active.ReplaceOrInsert(t)
-		l.running.ReplaceOrInsert(t)
+		l.active.Insert(t)
 		l.track(t)
 	}
-	// The jobs that should run: the lowest queues first, greedily by GPU
-	// count over the whole cluster. Running jobs passed over are preempted.
-	l.pass++
-	capacity := l.env.G
-	want, drop := l.want[:0], l.drop[:0]
-	seen, depth := 0, l.env.Params.Depth
-	var last *Task
-	l.active.Ascend(func(t *Task) bool {
-		if capacity == 0 {
-			return false
-		}
-		if !t.running {
-			seen++
-			if depth > 0 && seen > depth {
-				return false
-			}
-		}
-		last = t
-		t.pass = l.pass
-		switch {
-		case t.GPUs <= capacity:
-			capacity -= t.GPUs
-			if !t.running {
-				want = append(want, t)
-			}
-		case t.running:
-			drop = append(drop, t)
-		}
-		return true
-	})
-	if last != nil {
-		// Running jobs after the point where the scan stopped lose their GPUs.
-		l.running.AscendGreaterOrEqual(last, func(t *Task) bool {
-			if t.pass != l.pass {
-				drop = append(drop, t)
-			}
-			return true
-		})
-	}
-	var out []Decision
+	want, drop := l.choose()
+	out := l.out[:0]
 	for _, t := range drop {
 		if err := free.Give(&t.Placement); err != nil {
 			l.env.fail(t, fmt.Errorf("preemption: %w", err))
@@ -208,10 +171,40 @@ func (l *las) Schedule(now float64, free *placement.Free) []Decision {
 			continue
 		}
 		t.lastSeen = now
-		l.running.ReplaceOrInsert(t)
+		l.active.Refresh(t)
 		l.track(t)
 		out = append(out, Decision{Task: t})
 	}
-	l.want, l.drop = want[:0], drop[:0]
+	l.want, l.drop, l.out = want[:0], drop[:0], out
 	return out
+}
+
+// choose returns the pending jobs the greedy scan takes and the running
+// jobs it passes over, both in byLevel order. It does not visit the jobs one
+// by one: from each position it finds the next job that fits the GPUs left
+// (FirstFit), then the longest run from there that fits as a whole (Over),
+// so its cost is O(log n) per such run and per job returned, whatever the
+// number of running jobs the runs hold.
+func (l *las) choose() (want, drop []*Task) {
+	want, drop = l.want[:0], l.drop[:0]
+	n := l.active.Len()
+	stop := n // the scan ends before the pending job past Depth
+	if depth := l.env.Params.Depth; depth > 0 {
+		stop = l.active.PendingAt(depth)
+	}
+	capacity, pos := l.env.G, 0
+	for capacity > 0 && pos < stop {
+		fit := min(l.active.FirstFit(pos, capacity), stop)
+		drop = l.active.Append(drop, pos, fit, true) // they do not fit
+		if pos = fit; fit == stop {
+			break
+		}
+		base := l.active.SumBefore(fit)
+		end := min(l.active.Over(base+capacity), stop)
+		capacity -= l.active.SumBefore(end) - base
+		want = l.active.Append(want, fit, end, false)
+		pos = end
+	}
+	// Running jobs past the point where the scan stopped lose their GPUs.
+	return want, l.active.Append(drop, pos, n, true)
 }

@@ -31,7 +31,7 @@ type Policy interface {
 	// Schedule runs one scheduling pass on the free GPUs. It applies its own
 	// decisions to free (taking the GPUs of each job it starts, giving back
 	// those of each job it preempts) and to the tasks, and returns them in
-	// the order made.
+	// the order made. The returned slice may be reused by the next call.
 	Schedule(now float64, free *placement.Free) []Decision
 	// Finish tells the policy that a running job has completed; its GPUs
 	// have already been returned to the free pool by the caller.

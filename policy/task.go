@@ -229,7 +229,6 @@ type Task struct {
 	end       float64 // predicted end while running, seconds
 	level     int     // 2D-LAS queue level
 	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
-	pass      int     // 2D-LAS: the last scheduling pass that examined the job
 	released  bool    // A-SRPT: in the release queue
 	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
 	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
