@@ -44,55 +44,55 @@ func (e *endTree) Len() int { return e.n }
 // insert adds t, keyed by its current end; t must not be held.
 func (e *endTree) insert(t *Task) {
 	t.node = treeNode{prio: seqPriority(t.Seq), sum: t.GPUs}
-	e.root = insertNode(e.root, t)
+	e.root = endInsert(e.root, t)
 	e.n++
 }
 
-func insertNode(n, t *Task) *Task {
+func endInsert(n, t *Task) *Task {
 	if n == nil {
 		return t
 	}
 	if t.node.prio > n.node.prio {
-		t.node.left, t.node.right = split(n, t)
+		t.node.left, t.node.right = endSplit(n, t)
 		t.fix()
 		return t
 	}
 	if byEnd(t, n) {
-		n.node.left = insertNode(n.node.left, t)
+		n.node.left = endInsert(n.node.left, t)
 	} else {
-		n.node.right = insertNode(n.node.right, t)
+		n.node.right = endInsert(n.node.right, t)
 	}
 	n.fix()
 	return n
 }
 
-// split splits the subtree n into the tasks before key and those after.
-func split(n, key *Task) (lo, hi *Task) {
+// endSplit splits the subtree n into the tasks before key and those after.
+func endSplit(n, key *Task) (lo, hi *Task) {
 	if n == nil {
 		return nil, nil
 	}
 	if byEnd(n, key) {
-		n.node.right, hi = split(n.node.right, key)
+		n.node.right, hi = endSplit(n.node.right, key)
 		n.fix()
 		return n, hi
 	}
-	lo, n.node.left = split(n.node.left, key)
+	lo, n.node.left = endSplit(n.node.left, key)
 	n.fix()
 	return lo, n
 }
 
-func merge(lo, hi *Task) *Task {
+func endMerge(lo, hi *Task) *Task {
 	switch {
 	case lo == nil:
 		return hi
 	case hi == nil:
 		return lo
 	case lo.node.prio > hi.node.prio:
-		lo.node.right = merge(lo.node.right, hi)
+		lo.node.right = endMerge(lo.node.right, hi)
 		lo.fix()
 		return lo
 	default:
-		hi.node.left = merge(lo, hi.node.left)
+		hi.node.left = endMerge(lo, hi.node.left)
 		hi.fix()
 		return hi
 	}
@@ -102,7 +102,7 @@ func merge(lo, hi *Task) *Task {
 // whether t was held.
 func (e *endTree) delete(t *Task) bool {
 	var found bool
-	e.root, found = deleteNode(e.root, t)
+	e.root, found = endDelete(e.root, t)
 	if found {
 		e.n--
 		t.node = treeNode{}
@@ -110,18 +110,18 @@ func (e *endTree) delete(t *Task) bool {
 	return found
 }
 
-func deleteNode(n, t *Task) (*Task, bool) {
+func endDelete(n, t *Task) (*Task, bool) {
 	if n == nil {
 		return nil, false
 	}
 	if n == t {
-		return merge(n.node.left, n.node.right), true
+		return endMerge(n.node.left, n.node.right), true
 	}
 	var found bool
 	if byEnd(t, n) {
-		n.node.left, found = deleteNode(n.node.left, t)
+		n.node.left, found = endDelete(n.node.left, t)
 	} else {
-		n.node.right, found = deleteNode(n.node.right, t)
+		n.node.right, found = endDelete(n.node.right, t)
 	}
 	if found {
 		n.fix()
@@ -179,11 +179,11 @@ func (e *endTree) reach(need int) (*Task, int, bool) {
 }
 
 // ascend calls f on the tasks in byEnd order until f returns false.
-func (e *endTree) ascend(f func(*Task) bool) { ascendNode(e.root, f) }
+func (e *endTree) ascend(f func(*Task) bool) { endAscend(e.root, f) }
 
-func ascendNode(n *Task, f func(*Task) bool) bool {
+func endAscend(n *Task, f func(*Task) bool) bool {
 	for n != nil {
-		if !ascendNode(n.node.left, f) || !f(n) {
+		if !endAscend(n.node.left, f) || !f(n) {
 			return false
 		}
 		n = n.node.right
