@@ -406,6 +406,9 @@ func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 		if depth > 0 && seen > depth {
 			return false
 		}
+		if t.GPUs > free.Total() && (!t.released || reserved >= k) {
+			return true // can neither start nor reserve
+		}
 		d := a.run.est(t, t.AlphaMin)
 		if t.GPUs <= free.Total() && a.prof.fits(now, d, t.GPUs) {
 			if p, alpha, ok := a.place(t, free); ok {

@@ -43,8 +43,15 @@ func (p *profile) reset(now float64, free int, run *endTree) {
 	p.res, p.evs = p.res[:0], p.evs[:0]
 }
 
-// baseAt returns the GPUs free at t ≥ now before windows.
-func (p *profile) baseAt(t float64) int { return p.base + p.run.gpusBy(t) }
+// baseAt returns the GPUs free at t ≥ now before windows. Every running
+// job ends after now, so at now (the most frequent query: can a job start
+// now) it is the free count itself.
+func (p *profile) baseAt(t float64) int {
+	if t <= p.now {
+		return p.base
+	}
+	return p.base + p.run.gpusBy(t)
+}
 
 // freeAt returns the GPUs free at t after the windows.
 func (p *profile) freeAt(t float64) int {

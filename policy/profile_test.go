@@ -68,7 +68,8 @@ func TestProfileEarliestMatchesNaive(t *testing.T) {
 		var gpus []int
 		for busy < cluster && rng.IntN(6) > 0 {
 			g := 1 + rng.IntN(min(4, cluster-busy))
-			ends = append(ends, float64(rng.IntN(20))) // some before now: overdue
+			// After running.refresh every end lies after now.
+			ends = append(ends, now+float64(1+rng.IntN(20)))
 			gpus = append(gpus, g)
 			busy += g
 		}
@@ -91,11 +92,9 @@ func TestProfileEarliestMatchesNaive(t *testing.T) {
 		for k, i := range idx {
 			se[k], sg[k] = ends[i], gpus[i]
 		}
-		// The running set after running.refresh: every end at or after
-		// now (the naive profile clamps them the same way).
 		var run endTree
 		for k := range se {
-			run.insert(&Task{Job: &job.Job{GPUs: sg[k]}, Seq: k, end: math.Max(se[k], now)})
+			run.insert(&Task{Job: &job.Job{GPUs: sg[k]}, Seq: k, end: se[k]})
 		}
 		var p profile
 		p.reset(now, cluster-busy, &run)
