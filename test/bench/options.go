@@ -77,7 +77,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.Results, "results", "test/bench", "write results.json and results.md into `dir` (empty: none; never in a quick run)")
 	fs.StringVar(&o.Readme, "readme", "", "replace the block between the bench markers of this `file` with the results' tables")
 	fs.BoolVar(&o.Render, "render", false, "measure nothing: render results.md (and -readme's block) again from results.json")
-	fs.Float64Var(&o.TimeoutFactor, "timeout-factor", 2, "kill a replay after this many times its range's max wall time (at least 30 s)")
+	fs.Float64Var(&o.TimeoutFactor, "timeout-factor", 3, "kill a replay after this many times its range's max wall time (at least 30 s)")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "kill a replay without a wall-time range after this long")
 	if err := fs.Parse(args); err != nil {
 		return o, err

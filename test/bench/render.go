@@ -41,15 +41,13 @@ func writeChecks(b *strings.Builder, checks []Check) {
 	b.WriteString("\n")
 	b.WriteString("| figure | measured | range | |\n|---|---:|---:|---|\n")
 	for _, c := range checks {
-		measured := formatValue(c.Value, c.Key)
+		measured, mark := formatValue(c.Value, c.Key), "✓"
 		switch c.Status {
 		case StatusMissing:
-			measured = "—"
+			measured, mark = "—", "not measured"
 		case StatusFailed:
-			measured = "✗ " + c.Failed
-		}
-		mark := "✓"
-		if !c.Pass() {
+			measured, mark = failedCell(c.Value, c.Key, c.Failed), "✗ failed"
+		case StatusLow, StatusHigh:
 			mark = "✗ " + c.Status
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.Key, measured, rangeText(c.Min, c.Max, c.Key), mark)
@@ -94,7 +92,7 @@ func writeTable(b *strings.Builder, t TableInfo, figs []Figure, status map[strin
 		}
 		cell := formatValue(f.Value, f.Key())
 		if f.Failed != "" {
-			cell = "✗ " + f.Failed
+			cell = failedCell(f.Value, f.Key(), f.Failed)
 		} else if c, ok := status[f.Key()]; ok && !c.Pass() {
 			cell += " ✗"
 		}
@@ -119,4 +117,14 @@ func writeTable(b *strings.Builder, t TableInfo, figs []Figure, status map[strin
 	if t.Note != "" {
 		fmt.Fprintf(b, "\n%s\n", t.Note)
 	}
+}
+
+// failedCell shows a figure whose run failed: why and, when something was
+// seen before the failure (the time until a kill, the peak RSS until
+// then), that as a lower bound.
+func failedCell(v float64, key, why string) string {
+	if v > 0 {
+		return "✗ ≥ " + formatValue(v, key) + " (" + why + ")"
+	}
+	return "✗ " + why
 }

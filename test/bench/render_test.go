@@ -34,10 +34,10 @@ func TestMarkdown(t *testing.T) {
 		"\n3 figures checked against their recorded ranges: 1 in range, 2 out of range or failed, 1 not measured.\n",
 		"| replay asrpt forest/100000: wall s | 3.30 | ≤ 10 | ✓ |\n",
 		"| replay asrpt forest/1000000: wall s | 31.2 | ≤ 20 | ✗ high |\n",
-		"| replay las forest/1000000: wall s | ✗ killed after 120 s | ≤ 60 | ✗ failed |\n",
-		"| replay asrpt forest/10000000: wall s | — | ≤ 240 | ✗ missing |\n",
+		"| replay las forest/1000000: wall s | ✗ ≥ 120 (killed after 120 s) | ≤ 60 | ✗ failed |\n",
+		"| replay asrpt forest/10000000: wall s | — | ≤ 240 | not measured |\n",
 		"\nasrpt:\n\n| jobs | wall s | events/s |\n|---|---:|---:|\n| 100000 | 3.30 | 53,600 |\n| 1000000 | 31.2 ✗ |  |\n\na note\n",
-		"\nlas:\n\n| jobs | wall s |\n|---|---:|\n| 1000000 | ✗ killed after 120 s |\n",
+		"\nlas:\n\n| jobs | wall s |\n|---|---:|\n| 1000000 | ✗ ≥ 120 (killed after 120 s) |\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, got)
