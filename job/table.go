@@ -8,10 +8,12 @@ import (
 )
 
 // Table holds many jobs compactly, for replays of millions of jobs: each
-// job's numbers inline and its strings as 32-bit handles into a table of
-// distinct strings, the ids in one byte arena. A job costs 80 bytes plus
-// its id's bytes (and the bytes of strings no other job shares), and the
-// records hold no pointers, so the garbage collector never scans them.
+// job's numbers inline, its id and name (unique or nearly so for most
+// jobs) in one byte arena, and its other strings (user, account,
+// partition, QOS, state, profile: few distinct values) as 32-bit handles
+// into a table of distinct strings. A job costs 80 bytes plus its id's and
+// name's bytes, and the records hold no pointers, so the garbage collector
+// never scans them.
 // Records live in fixed-size chunks: appending never copies the records
 // already held. Job returns a job as a Job value again.
 //
@@ -21,20 +23,21 @@ import (
 type Table struct {
 	chunks [][]record
 	n      int
-	ids    []byte
+	text   []byte // the ids and names
 	strs   []string          // handle → string; handle 0 is ""
 	index  map[string]uint32 // string → handle, for the first maxInterned distinct strings
 }
 
-// record is one job of a Table. The string fields are handles into
-// Table.strs; the id is ids[idOff : idOff+idLen].
+// record is one job of a Table. The id is text[idOff : idOff+idLen] and
+// the name text[nameOff : nameOff+nameLen]; the other string fields are
+// handles into Table.strs.
 type record struct {
 	submit, runTime, timeLimit, iterations float64
 	gpus, nodes                            int32
-	idOff                                  uint32
-	user, name, account, partition, qos    uint32
+	idOff, nameOff                         uint32
+	user, account, partition, qos          uint32
 	state, profile                         uint32
-	idLen                                  uint16
+	idLen, nameLen                         uint16
 }
 
 const (
@@ -44,17 +47,18 @@ const (
 	// past it every new string is kept once per job that holds it, so
 	// that adversarial input cannot grow the index without bound.
 	maxInterned = 1 << 20
-	// MaxTableIDBytes bounds the total length of the ids of one Table:
-	// 4 GiB (offsets are 32-bit).
-	MaxTableIDBytes = math.MaxUint32
-	// MaxTableIDLen is the longest job id a Table holds, bytes.
+	// MaxTableTextBytes bounds the total length of the ids and names of
+	// one Table: 4 GiB (offsets are 32-bit).
+	MaxTableTextBytes = math.MaxUint32
+	// MaxTableIDLen is the longest job id, and job name, a Table holds,
+	// bytes.
 	MaxTableIDLen = math.MaxUint16
 )
 
 // ErrTableLimit marks a job a Table cannot hold: a field past the range
 // of its compact form (GPUs or nodes above 2^31−1, an id longer than
-// MaxTableIDLen bytes, ids over MaxTableIDBytes in all, or more than 2^32
-// distinct strings).
+// MaxTableIDLen bytes, ids and names over MaxTableTextBytes in all, or
+// more than 2^32 distinct strings).
 var ErrTableLimit = errors.New("job table limit")
 
 // TableOf returns a Table holding jobs, in order.
@@ -116,17 +120,22 @@ func (t *Table) encode(j *Job) (record, error) {
 	if len(j.ID) > MaxTableIDLen {
 		return limit("id length", len(j.ID))
 	}
-	if len(t.ids)+len(j.ID) > MaxTableIDBytes {
-		return limit("ids in all, bytes", len(t.ids)+len(j.ID))
+	if len(j.Name) > MaxTableIDLen {
+		return limit("name length", len(j.Name))
+	}
+	if len(t.text)+len(j.ID)+len(j.Name) > MaxTableTextBytes {
+		return limit("ids and names in all, bytes", len(t.text)+len(j.ID)+len(j.Name))
 	}
 	if len(t.strs)+7 > math.MaxUint32 {
 		return limit("distinct strings", len(t.strs))
 	}
 	r := record{submit: j.Submit, runTime: j.RunTime, timeLimit: j.TimeLimit, iterations: j.Iterations,
-		gpus: int32(j.GPUs), nodes: int32(j.Nodes), idOff: uint32(len(t.ids)), idLen: uint16(len(j.ID)),
-		user: t.handle(j.User), name: t.handle(j.Name), account: t.handle(j.Account),
+		gpus: int32(j.GPUs), nodes: int32(j.Nodes), idOff: uint32(len(t.text)), idLen: uint16(len(j.ID)),
+		nameOff: uint32(len(t.text) + len(j.ID)), nameLen: uint16(len(j.Name)),
+		user: t.handle(j.User), account: t.handle(j.Account),
 		partition: t.handle(j.Partition), qos: t.handle(j.QOS), state: t.handle(j.State), profile: t.handle(j.Profile)}
-	t.ids = append(t.ids, j.ID...)
+	t.text = append(t.text, j.ID...)
+	t.text = append(t.text, j.Name...)
 	return r, nil
 }
 
@@ -160,12 +169,12 @@ func (t *Table) str(h uint32) string {
 	return t.strs[h]
 }
 
-// Job returns the job at index i as a Job value. Its strings other than
-// the id are shared with the table; the id is a new string.
+// Job returns the job at index i as a Job value. Its id and name are new
+// strings; its other strings are shared with the table.
 func (t *Table) Job(i int) Job {
 	r := t.rec(i)
-	return Job{ID: string(t.ids[r.idOff : r.idOff+uint32(r.idLen)]), Submit: r.submit,
-		User: t.str(r.user), Name: t.str(r.name), Account: t.str(r.account), Partition: t.str(r.partition),
+	return Job{ID: t.ID(i), Submit: r.submit, User: t.str(r.user), Name: t.textOf(r.nameOff, r.nameLen),
+		Account: t.str(r.account), Partition: t.str(r.partition),
 		QOS: t.str(r.qos), GPUs: int(r.gpus), Nodes: int(r.nodes), RunTime: r.runTime, TimeLimit: r.timeLimit,
 		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations}
 }
@@ -200,7 +209,14 @@ func (t *Table) Profiled(i int) bool {
 // ID returns the id of job i (a new string).
 func (t *Table) ID(i int) string {
 	r := t.rec(i)
-	return string(t.ids[r.idOff : r.idOff+uint32(r.idLen)])
+	return t.textOf(r.idOff, r.idLen)
+}
+
+func (t *Table) textOf(off uint32, n uint16) string {
+	if n == 0 {
+		return ""
+	}
+	return string(t.text[off : off+uint32(n)])
 }
 
 // User returns the user of job i.
@@ -213,12 +229,12 @@ func (t *Table) Account(i int) string { return t.str(t.rec(i).account) }
 // changed, and are valid while the table is not appended to.
 func (t *Table) IDBytes(i int) []byte {
 	r := t.rec(i)
-	return t.ids[r.idOff : r.idOff+uint32(r.idLen) : r.idOff+uint32(r.idLen)]
+	return t.text[r.idOff : r.idOff+uint32(r.idLen) : r.idOff+uint32(r.idLen)]
 }
 
 // Keep keeps the jobs for which keep returns true, in order, and drops the
-// others; it returns how many it dropped. The dropped jobs' id bytes stay
-// in the arena.
+// others; it returns how many it dropped. The dropped jobs' ids and names
+// stay in the arena.
 func (t *Table) Keep(keep func(i int) bool) int {
 	k := 0
 	for i := 0; i < t.n; i++ {

@@ -112,6 +112,7 @@ func TestTableLimits(t *testing.T) {
 		{"gpus", Job{ID: "a", GPUs: math.MaxInt32 + 1}},
 		{"nodes", Job{ID: "b", Nodes: math.MinInt32 - 1}},
 		{"id", Job{ID: strings.Repeat("x", MaxTableIDLen+1)}},
+		{"name", Job{ID: "c", Name: strings.Repeat("x", MaxTableIDLen+1)}},
 	} {
 		var tab Table
 		err := tab.Append(&c.j)
