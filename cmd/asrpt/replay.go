@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,14 @@ func init() {
 
 // defaultPolicies is the policy list of a replay without --policies.
 var defaultPolicies = append(append([]string(nil), policy.Names...), "asrpt"+policy.OracleSuffix)
+
+// replayGCPercent is the garbage collector's GOGC during a replay, unless
+// the GOGC environment variable sets it: most of a large replay's live
+// heap (the job table, the results) holds no pointers and costs the
+// collector nothing to mark, so collecting at 50% growth instead of Go's
+// 100% lowers the peak memory by about a sixth for 2–3% more CPU (1M
+// jobs, make bench's trace).
+const replayGCPercent = 50
 
 // Built-in workload: a generated trace on a cluster small enough that jobs
 // queue, replayed in seconds.
@@ -101,6 +110,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := f.validate(); err != nil {
 		return err
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(replayGCPercent)
 	}
 	stop, err := prof.start()
 	if err != nil {
