@@ -141,22 +141,11 @@ func ReadFile(path string, f Format) ([]job.Job, error) {
 
 // ReadFileStats is ReadFile with options, also returning what was skipped.
 func ReadFileStats(path string, f Format, opt Options) ([]job.Job, Stats, error) {
-	fh, err := os.Open(path)
+	t, st, err := ReadTableFile(path, f, opt)
 	if err != nil {
-		return nil, Stats{}, fmt.Errorf("trace: %w", err)
+		return nil, st, err
 	}
-	defer fh.Close()
-	var r io.Reader = fh
-	name := path
-	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		zr, err := gzip.NewReader(fh)
-		if err != nil {
-			return nil, Stats{}, fmt.Errorf("trace: %s: %w", path, err)
-		}
-		defer zr.Close()
-		r = zr
-	}
-	return ReadStats(r, name, f, opt)
+	return t.Jobs(), st, nil
 }
 
 // Read reads a whole trace from r; name is used in errors and, for Native,
