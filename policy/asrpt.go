@@ -124,6 +124,7 @@ type asrpt struct {
 	unseen   unseenClasses
 	wait     waitBound // the revised dispatch's bound on waiting
 	buf      []*Task
+	dec      decisions
 }
 
 var (
@@ -336,14 +337,12 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 	if len(started) == 0 {
 		return nil
 	}
-	out := make([]Decision, len(started))
-	for i, t := range started {
+	for _, t := range started {
 		a.started(t)
 		a.run.add(t)
-		out[i] = Decision{Task: t}
 	}
 	a.buf = started[:0]
-	return out
+	return a.dec.of(started)
 }
 
 // started takes t, which has just started, out of the waiting jobs.

@@ -122,6 +122,21 @@ func (r *running) shadow(now float64, need, free int) (at float64, extra int) {
 	return math.Max(now, t.end), free + ended - need
 }
 
+// decisions is a policy's buffer of start decisions, reused from one
+// scheduling pass to the next (Policy.Schedule's slice may be reused).
+type decisions []Decision
+
+// of returns a start decision for each task of started, in order, in the
+// buffer's storage.
+func (d *decisions) of(started []*Task) []Decision {
+	out := (*d)[:0]
+	for _, t := range started {
+		out = append(out, Decision{Task: t})
+	}
+	*d = out
+	return out
+}
+
 // starter places and starts tasks; shared by the dispatching policies.
 type starter struct {
 	env *Env
@@ -185,6 +200,7 @@ type dispatcher struct {
 	queue *btree.BTreeG[*Task]
 	run   running
 	buf   []*Task
+	dec   decisions
 }
 
 var (
@@ -246,13 +262,11 @@ func (d *dispatcher) Schedule(now float64, free *placement.Free) []Decision {
 	if len(sc.started) == 0 {
 		return nil
 	}
-	out := make([]Decision, len(sc.started))
-	for i, t := range sc.started {
+	for _, t := range sc.started {
 		d.queue.Delete(t)
-		out[i] = Decision{Task: t}
 	}
 	d.buf = sc.started[:0]
-	return out
+	return d.dec.of(sc.started)
 }
 
 // scan is one scheduling pass of a queue-ordering policy over its waiting

@@ -94,6 +94,7 @@ type easyPP struct {
 	hist   map[string]runPair   // by user
 	misses map[*Task]int        // corrections so far, running jobs only
 	buf    []*Task
+	dec    decisions
 }
 
 var _ Policy = (*easyPP)(nil)
@@ -295,10 +296,6 @@ func (p *easyPP) Schedule(now float64, free *placement.Free) []Decision {
 	if len(started) == 0 {
 		return nil
 	}
-	out := make([]Decision, len(started))
-	for i, t := range started {
-		out[i] = Decision{Task: t}
-	}
 	p.buf = started[:0]
-	return out
+	return p.dec.of(started)
 }

@@ -33,6 +33,7 @@ type multifactor struct {
 	nodeGPUs int
 	inner    *asrpt // asrpt-factor's A-SRPT order; nil for multifactor
 	factors  []uint32
+	dec      decisions
 	order    []*Task // asrpt-factor: the A-SRPT order's buffer
 }
 
@@ -248,13 +249,11 @@ func (m *multifactor) Schedule(now float64, free *placement.Free) []Decision {
 		return nil
 	}
 	m.pend = slices.DeleteFunc(m.pend, func(t *Task) bool { return t.running })
-	out := make([]Decision, len(sc.started))
-	for i, t := range sc.started {
+	for _, t := range sc.started {
 		m.fs.run(now, t.assoc, t.GPUs)
 		if m.inner != nil {
 			m.inner.started(t)
 		}
-		out[i] = Decision{Task: t}
 	}
-	return out
+	return m.dec.of(sc.started)
 }
