@@ -6,7 +6,6 @@
 package sim
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -161,22 +160,55 @@ type completion struct {
 	st      *state
 }
 
+// completions is a binary min-heap of completions by time, then push
+// order, written out rather than built on container/heap so that a push
+// or a pop does not box a completion into an interface.
 type completions []completion
 
-func (c completions) Len() int { return len(c) }
-func (c completions) Less(i, j int) bool {
+func (c completions) less(i, j int) bool {
 	if c[i].at != c[j].at {
 		return c[i].at < c[j].at
 	}
 	return c[i].seq < c[j].seq
 }
-func (c completions) Swap(i, j int) { c[i], c[j] = c[j], c[i] }
-func (c *completions) Push(x any)   { *c = append(*c, x.(completion)) }
-func (c *completions) Pop() any {
-	old := *c
-	x := old[len(old)-1]
-	*c = old[:len(old)-1]
-	return x
+
+func (c *completions) push(x completion) {
+	*c = append(*c, x)
+	h := *c
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
+	}
+}
+
+// pop removes and returns the earliest completion; c must not be empty.
+func (c *completions) pop() completion {
+	h := *c
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h[last] = completion{}
+	h = h[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < last && h.less(l, m) {
+			m = l
+		}
+		if l+1 < last && h.less(l+1, m) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*c = h
+	return top
 }
 
 // Prepare returns the jobs the replay will run: copies of the trace's jobs,
@@ -420,7 +452,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			if err := poll(); err != nil {
 				return nil, err
 			}
-			c := heap.Pop(&comps).(completion)
+			c := comps.pop()
 			if c.version != c.st.version {
 				continue
 			}
@@ -498,7 +530,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			pending--
 			left := math.Max(1-st.done, 0) * t.TrueRunTime(t.Alpha)
 			seq++
-			heap.Push(&comps, completion{at: now + left, seq: seq, version: st.version, st: st})
+			comps.push(completion{at: now + left, seq: seq, version: st.version, st: st})
 		}
 		if cfg.Check {
 			if err := check(free, env.G, states[:next]); err != nil {
