@@ -405,7 +405,7 @@ func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 		if depth > 0 && seen > depth {
 			return false
 		}
-		if t.GPUs > free.Total() && (!t.released || reserved >= k) {
+		if t.gpus > free.Total() && (!t.released || reserved >= k) {
 			return true // can neither start nor reserve
 		}
 		d := a.run.est(t, t.AlphaMin)

@@ -192,6 +192,12 @@ func NewEnv(c *cluster.Cluster, p Params) *Env {
 // scheduling fields.
 type Task struct {
 	*job.Job
+	// gpus is Job.GPUs as the task was made, and released says whether
+	// A-SRPT released it: kept next to the record's pointer so that a
+	// scheduling pass walking many waiting tasks reads one cache line of
+	// each, not the job record too.
+	gpus     int
+	released bool
 	// Seq is the task's arrival sequence number, the last tie-break.
 	Seq int
 	// Prof is the job's model profile; nil for a plain job.
@@ -229,7 +235,6 @@ type Task struct {
 	end       float64 // predicted end while running, seconds
 	level     int     // 2D-LAS queue level
 	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
-	released  bool    // A-SRPT: in the release queue
 	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
 	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
 	prio      float64 // multifactor: the priority Slurm computes, without the site factor
@@ -279,7 +284,7 @@ func (e *Env) NewLiveTask(j *job.Job, seq int, est prediction.Estimate, prof *pl
 }
 
 func (e *Env) newTask(j *job.Job, seq int, est prediction.Estimate, prof *placement.Profile) (*Task, error) {
-	t := &Task{Job: j, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est, UnseenAtSubmit: !est.Known,
+	t := &Task{Job: j, gpus: j.GPUs, Seq: seq, AlphaMin: 1, AlphaMax: 1, Est: est, UnseenAtSubmit: !est.Known,
 		Released: math.NaN(), Start: math.NaN(), rank: e.Params.Rank}
 	if j.GPUs <= 0 {
 		return nil, fmt.Errorf("job %s: %d GPUs", j.ID, j.GPUs)
