@@ -366,11 +366,17 @@ type sample struct {
 
 // grower holds one tree's working state.
 type grower struct {
-	b       *binned
-	y, ey   []float64 // targets and expectation targets
-	we      []float64 // expectation weights (nil: all 1)
-	cnt     []int32   // bootstrap count by row
-	s       []sample
+	b     *binned
+	y, ey []float64 // targets and expectation targets
+	we    []float64 // expectation weights (nil: all 1)
+	cnt   []int32   // bootstrap count by row
+	s     []sample
+	// recs holds the bin codes of s[k]'s row in recs[k*words:(k+1)*words],
+	// eight codes to a word (column c in byte c%8 of word c/8), moved
+	// along with s so that the histogram and partition loops read them
+	// in sequence instead of gathering them from the whole matrix.
+	recs    []uint64
+	words   int
 	p       ForestParams
 	rng     *rand.Rand
 	feats   []int
@@ -382,19 +388,34 @@ type grower struct {
 
 type leafSample struct{ y, w float64 }
 
+// growers keeps growers between trees and trainings: a tree's working
+// buffers (bootstrap counts, samples, bin records, histograms) are large,
+// and the online forest trains often.
+var growers sync.Pool
+
 func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, []float64) {
-	g := &grower{b: b, y: y, ey: ey, we: we, p: p, rng: rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))}
+	g, _ := growers.Get().(*grower)
+	if g == nil {
+		g = &grower{}
+	}
+	defer func() {
+		*g = grower{cnt: g.cnt[:0], s: g.s[:0], recs: g.recs[:0], feats: g.feats[:0], hist: g.hist[:0], scratch: g.scratch[:0]}
+		growers.Put(g)
+	}()
+	g.b, g.y, g.ey, g.we, g.p = b, y, ey, we, p
+	g.rng = rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))
 	n := b.rows
 	draws := n
 	if p.MaxSamples > 0 && p.MaxSamples < n {
 		draws = p.MaxSamples
 	}
-	cnt := make([]int32, n)
+	cnt := slices.Grow(g.cnt[:0], n)[:n]
+	clear(cnt)
 	for k := 0; k < draws; k++ {
 		cnt[g.rng.IntN(n)]++
 	}
 	g.cnt = cnt
-	g.s = make([]sample, 0, min(n, draws)*2/3+1)
+	g.s = slices.Grow(g.s[:0], min(n, draws)*2/3+1)
 	weighted := false
 	for i := 0; i < n; i++ {
 		wi := 1.0
@@ -411,14 +432,23 @@ func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, [
 			g.s = append(g.s, sample{row: int32(i)})
 		}
 	}
-	g.feats = make([]int, b.ncols)
+	g.feats = slices.Grow(g.feats[:0], b.ncols)[:b.ncols]
 	for i := range g.feats {
 		g.feats[i] = i
 	}
-	g.hist = make([][256]hbin, p.MaxFeatures)
+	g.hist = slices.Grow(g.hist[:0], p.MaxFeatures)[:p.MaxFeatures]
 	if !weighted {
 		// Nothing to learn from: one leaf of value 0.
 		return tree{{Thr: 0, Feat: -1}}, []float64{g.leafMean(0, len(g.s))}
+	}
+	g.words = (b.ncols + 7) / 8
+	g.recs = slices.Grow(g.recs[:0], len(g.s)*g.words)[:len(g.s)*g.words]
+	for k, sm := range g.s {
+		rec := g.recs[k*g.words : (k+1)*g.words]
+		clear(rec)
+		for c, v := range b.data[int(sm.row)*b.ncols : int(sm.row+1)*b.ncols] {
+			rec[c/8] |= uint64(v) << (8 * (c % 8))
+		}
 	}
 	g.grow(0, len(g.s), 0)
 	return g.out, g.means
@@ -479,11 +509,19 @@ func (g *grower) grow(lo, hi, d int) int32 {
 		g.feats[k], g.feats[r] = g.feats[r], g.feats[k]
 		clear(g.hist[k][:len(g.b.edges[g.feats[k]])+2])
 	}
-	feats, hist, data, nc := g.feats[:mf], g.hist, g.b.data, g.b.ncols
-	for _, sm := range g.s[lo:hi] {
-		rec := data[int(sm.row)*nc : int(sm.row)*nc+nc]
-		for k, f := range feats {
-			hb := &hist[k][rec[f]]
+	// Each feature's bin is byte shift/8 of word word of a sample's
+	// record. Every bin sums its samples in the order of s, whatever the
+	// loop order, so the sums do not depend on how the loop is laid out.
+	var word, shift [256]uint8
+	feats, hist, words := g.feats[:mf], g.hist, g.words
+	for k, f := range feats {
+		word[k], shift[k] = uint8(f/8), uint8(8*(f%8))
+	}
+	recs := g.recs[lo*words : hi*words]
+	for i, sm := range g.s[lo:hi] {
+		rec := recs[i*words : i*words+words]
+		for k := range feats {
+			hb := &hist[k][uint8(rec[word[k]]>>shift[k])]
 			hb.w += sm.w
 			hb.wy += sm.wy
 			hb.n += int64(sm.n)
@@ -496,6 +534,12 @@ func (g *grower) grow(lo, hi, d int) int32 {
 		var lw, lwy float64
 		var ln int64
 		for bb := 0; bb < len(h)-1; bb++ {
+			if h[bb].n == 0 && h[bb].w == 0 {
+				// An empty bin (or one of samples kept only for the
+				// expected output, whose w, wy and n are 0) changes no
+				// sum, so its split scores as the previous bin's did.
+				continue
+			}
 			lw += h[bb].w
 			lwy += h[bb].wy
 			ln += h[bb].n
@@ -521,11 +565,16 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	}
 	// Partition s[lo:hi]: bin ≤ bestB to the left.
 	i, j := lo, hi-1
+	bw, bs := bestF/8, 8*(bestF%8)
 	for i <= j {
-		if int(data[int(g.s[i].row)*nc+bestF]) <= bestB {
+		if int(uint8(g.recs[i*words+bw]>>bs)) <= bestB {
 			i++
 		} else {
 			g.s[i], g.s[j] = g.s[j], g.s[i]
+			ri, rj := g.recs[i*words:i*words+words], g.recs[j*words:j*words+words]
+			for w := range ri {
+				ri[w], rj[w] = rj[w], ri[w]
+			}
 			j--
 		}
 	}
