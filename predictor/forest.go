@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 )
 
@@ -244,7 +243,7 @@ func binMatrix(x *Matrix, bins, workers int) *binned {
 			if v != v {
 				continue
 			}
-			b.data[i*x.Cols+c] = uint8(1 + sort.SearchFloat64s(edges, v))
+			b.data[i*x.Cols+c] = uint8(1 + lowerBound(edges, v))
 		}
 		b.edges[c] = edges
 	})

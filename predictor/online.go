@@ -173,7 +173,13 @@ func (f *Forest) Predict(j *job.Job) Estimate {
 // for j is the one Predict took at submit.
 func (f *Forest) Repredict(j *job.Job, now float64) Estimate {
 	f.flush(math.Nextafter(math.Max(now, j.Submit), math.Inf(1)))
-	r := extract(j, Family(j.Name), f.hist)
+	fam := ""
+	if kept, ok := f.rows[j.ID]; ok && j.ID != "" {
+		fam = kept.cat[CatFamily] // Family(j.Name), computed by Predict
+	} else {
+		fam = Family(j.Name)
+	}
+	r := extract(j, fam, f.hist)
 	return capLimit(f.estimate(j, &r), j)
 }
 
