@@ -131,24 +131,6 @@ type node struct {
 // tree is a tree in preorder: node 0 is the root.
 type tree []node
 
-// leaf returns the leaf node x reaches.
-func (t tree) leaf(x []float64) *node {
-	i := 0
-	for {
-		n := &t[i]
-		if n.Feat < 0 {
-			return n
-		}
-		if v := x[n.Feat]; v <= n.Thr || v != v {
-			i++
-		} else {
-			i = int(n.Right)
-		}
-	}
-}
-
-func (t tree) eval(x []float64) float64 { return t.leaf(x).Thr }
-
 // Ensemble is a trained random forest over NumFeatures features with two
 // outputs. Predict's is in the units of the training target y (log
 // seconds here): the trees' leaf values (medians or means of y) combined
@@ -169,6 +151,9 @@ type Ensemble struct {
 	flatOnce sync.Once
 	flat     []flatTree // Trees laid out for PredictBatch, built on first use
 	ranks    rankTable  // the thresholds flat's ranks refer to
+
+	rowOnce sync.Once
+	row     []rowTree // Trees laid out for Predict, built on first use
 }
 
 // Matrix is a dense row-major matrix of feature values (NaN = missing).
@@ -635,9 +620,7 @@ func (e *Ensemble) Predict(x []float64) float64 {
 	if len(e.Trees) > len(buf) {
 		vals = make([]float64, 0, len(e.Trees))
 	}
-	for _, t := range e.Trees {
-		vals = append(vals, t.eval(x))
-	}
+	e.walkRow(x, func(_ int, p *leafPair) { vals = append(vals, p.v) })
 	return combine(vals, e.Quantile)
 }
 
@@ -651,12 +634,91 @@ func (e *Ensemble) PredictBoth(x []float64) (v, mean float64) {
 		vals = make([]float64, 0, len(e.Trees))
 	}
 	var s float64
-	for t, tr := range e.Trees {
-		n := tr.leaf(x)
-		vals = append(vals, n.Thr)
-		s += e.Means[t][n.Right]
-	}
+	e.walkRow(x, func(_ int, p *leafPair) {
+		vals = append(vals, p.v)
+		s += p.mean
+	})
 	return combine(vals, e.Quantile), s / float64(len(e.Trees))
+}
+
+// rowTree is a tree laid out for one row's walk (Predict): a leaf becomes
+// a node that reads an extra feature slot holding 0, has threshold −Inf
+// and sends every row to itself, so a walk may take more steps than the
+// leaf's depth, and rowLanes trees can be walked in step without a branch
+// per node. Inner nodes are as in tree: x goes right exactly when
+// x[feat] > thr (NaN goes left).
+type rowTree struct {
+	nodes []rowNode
+	both  []leafPair // by node: a leaf's value and expected-value output
+}
+
+type rowNode struct {
+	thr   float64
+	feat  int32
+	right int32
+}
+
+// rowLanes is the number of trees a row walks at once: their walks are
+// independent, so the processor overlaps them.
+const rowLanes = 8
+
+func (e *Ensemble) rowTrees() []rowTree {
+	e.rowOnce.Do(func() {
+		e.row = make([]rowTree, len(e.Trees))
+		for t, tr := range e.Trees {
+			rt := rowTree{nodes: make([]rowNode, len(tr)), both: make([]leafPair, len(tr))}
+			for i, n := range tr {
+				if n.Feat < 0 {
+					rt.nodes[i] = rowNode{thr: math.Inf(-1), feat: int32(e.NumFeatures), right: int32(i)}
+					rt.both[i] = leafPair{n.Thr, e.Means[t][n.Right]}
+					continue
+				}
+				rt.nodes[i] = rowNode{thr: n.Thr, feat: n.Feat, right: n.Right}
+			}
+			e.row[t] = rt
+		}
+	})
+	return e.row
+}
+
+// walkRow calls leaf(t, p) for every tree t in order with the value and
+// expected-value output of the leaf x reaches in it.
+func (e *Ensemble) walkRow(x []float64, leaf func(t int, p *leafPair)) {
+	trees := e.rowTrees()
+	var xbuf [64]float64
+	var xx []float64
+	if e.NumFeatures < len(xbuf) {
+		xx = xbuf[:e.NumFeatures+1]
+	} else {
+		xx = make([]float64, e.NumFeatures+1)
+	}
+	copy(xx, x[:e.NumFeatures])
+	xx[e.NumFeatures] = 0 // what leaves read: 0 > −Inf, so they stay
+	for t0 := 0; t0 < len(trees); t0 += rowLanes {
+		group := trees[t0:min(t0+rowLanes, len(trees))]
+		var cur [rowLanes]int32
+		for {
+			moved := int32(0)
+			for k := range group {
+				c := cur[k]
+				n := &group[k].nodes[c]
+				// As in evalLanes: a flag-to-integer move, not a branch.
+				var right int32
+				if xx[n.feat] > n.thr {
+					right = 1
+				}
+				next := c + 1 + right*(n.right-c-1)
+				moved |= next ^ c
+				cur[k] = next
+			}
+			if moved == 0 {
+				break
+			}
+		}
+		for k := range group {
+			leaf(t0+k, &group[k].both[cur[k]])
+		}
+	}
 }
 
 // combine averages vals (q = 0) or takes their q-quantile; it reorders vals.

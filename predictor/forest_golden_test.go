@@ -66,3 +66,64 @@ func TestFitGolden(t *testing.T) {
 		}
 	}
 }
+
+// walk is the plain walk of a tree: the leaf node x reaches.
+func (t tree) walk(x []float64) *node {
+	i := 0
+	for {
+		n := &t[i]
+		if n.Feat < 0 {
+			return n
+		}
+		if v := x[n.Feat]; v <= n.Thr || v != v {
+			i++
+		} else {
+			i = int(n.Right)
+		}
+	}
+}
+
+// TestPredictMatchesPlainWalk checks Predict and PredictBoth, which walk
+// several trees at once, against walking the trees one by one, on rows
+// with missing, infinite and threshold-equal values, for forests of fewer
+// trees than a walk's lanes, and of a number not a multiple of them.
+func TestPredictMatchesPlainWalk(t *testing.T) {
+	x, y := synth(3000, 9, 7)
+	xt, _ := synth(500, 9, 8)
+	for r := 0; r < xt.Rows; r++ {
+		row := xt.Row(r)
+		switch r % 5 {
+		case 1:
+			row[r%9] = math.NaN()
+		case 2:
+			row[r%9] = math.Inf(1 - 2*(r%2))
+		case 3:
+			row[(r+1)%9] = x.Data[r*9+(r+1)%9] // a training value: maybe a threshold
+		}
+	}
+	for _, trees := range []int{1, 3, 8, 13} {
+		e, err := Fit(x, y, nil, ForestParams{Trees: trees, Seed: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []float64{0, 0.5, 0.8} {
+			e.Quantile = q
+			for r := 0; r < xt.Rows; r++ {
+				row := xt.Row(r)
+				vals := make([]float64, trees)
+				var s float64
+				for k, tr := range e.Trees {
+					n := tr.walk(row)
+					vals[k] = n.Thr
+					s += e.Means[k][n.Right]
+				}
+				want, wantMean := combine(vals, q), s/float64(trees)
+				v, mean := e.PredictBoth(row)
+				if p := e.Predict(row); math.Float64bits(p) != math.Float64bits(want) || math.Float64bits(v) != math.Float64bits(want) ||
+					math.Float64bits(mean) != math.Float64bits(wantMean) {
+					t.Fatalf("%d trees, q %g, row %d: Predict %g, PredictBoth %g, %g; plain walk %g, %g", trees, q, r, p, v, mean, want, wantMean)
+				}
+			}
+		}
+	}
+}
