@@ -339,6 +339,15 @@ type hbin struct {
 	n     int64
 }
 
+// ubin is a histogram bin when every row weighs 1: a sample's weight is
+// its bootstrap count, so a bin's weight is float64(n) exactly (integers
+// below 2⁵³ add without rounding) and needs no field of its own; the
+// histograms then take two thirds of the cache.
+type ubin struct {
+	wy float64
+	n  int64
+}
+
 // sample is one bootstrap row as the grower keeps it: kept in the same
 // order as idx so that the histogram loop reads it sequentially. A row
 // kept only for the expected-value output has w = wy = 0 and n = 0.
@@ -365,6 +374,8 @@ type grower struct {
 	rng     *rand.Rand
 	feats   []int
 	hist    [][256]hbin
+	uhist   [][256]ubin // instead of hist when unit
+	unit    bool        // every row weighs 1 (no weights given)
 	out     tree
 	means   []float64
 	scratch []leafSample
@@ -383,7 +394,7 @@ func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, [
 		g = &grower{}
 	}
 	defer func() {
-		*g = grower{cnt: g.cnt[:0], s: g.s[:0], recs: g.recs[:0], feats: g.feats[:0], hist: g.hist[:0], scratch: g.scratch[:0]}
+		*g = grower{cnt: g.cnt[:0], s: g.s[:0], recs: g.recs[:0], feats: g.feats[:0], hist: g.hist[:0], uhist: g.uhist[:0], scratch: g.scratch[:0]}
 		growers.Put(g)
 	}()
 	g.b, g.y, g.ey, g.we, g.p = b, y, ey, we, p
@@ -420,7 +431,12 @@ func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, [
 	for i := range g.feats {
 		g.feats[i] = i
 	}
-	g.hist = slices.Grow(g.hist[:0], p.MaxFeatures)[:p.MaxFeatures]
+	g.unit = w == nil
+	if g.unit {
+		g.uhist = slices.Grow(g.uhist[:0], p.MaxFeatures)[:p.MaxFeatures]
+	} else {
+		g.hist = slices.Grow(g.hist[:0], p.MaxFeatures)[:p.MaxFeatures]
+	}
 	if !weighted {
 		// Nothing to learn from: one leaf of value 0.
 		return tree{{Thr: 0, Feat: -1}}, []float64{g.leafMean(0, len(g.s))}
@@ -491,42 +507,66 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	for k := 0; k < mf; k++ {
 		r := k + g.rng.IntN(nf-k)
 		g.feats[k], g.feats[r] = g.feats[r], g.feats[k]
-		clear(g.hist[k][:len(g.b.edges[g.feats[k]])+2])
+		if nb := len(g.b.edges[g.feats[k]]) + 2; g.unit {
+			clear(g.uhist[k][:nb])
+		} else {
+			clear(g.hist[k][:nb])
+		}
 	}
 	// Each feature's bin is byte shift/8 of word word of a sample's
 	// record. Every bin sums its samples in the order of s, whatever the
 	// loop order, so the sums do not depend on how the loop is laid out.
 	var word, shift [256]uint8
-	feats, hist, words := g.feats[:mf], g.hist, g.words
+	feats, hist, uhist, words, unit := g.feats[:mf], g.hist, g.uhist, g.words, g.unit
 	for k, f := range feats {
 		word[k], shift[k] = uint8(f/8), uint8(8*(f%8))
 	}
 	recs := g.recs[lo*words : hi*words]
-	for i, sm := range g.s[lo:hi] {
-		rec := recs[i*words : i*words+words]
-		for k := range feats {
-			hb := &hist[k][uint8(rec[word[k]]>>shift[k])]
-			hb.w += sm.w
-			hb.wy += sm.wy
-			hb.n += int64(sm.n)
+	if unit {
+		for i, sm := range g.s[lo:hi] {
+			rec := recs[i*words : i*words+words]
+			for k := range feats {
+				hb := &uhist[k][uint8(rec[word[k]]>>shift[k])]
+				hb.wy += sm.wy
+				hb.n += int64(sm.n)
+			}
+		}
+	} else {
+		for i, sm := range g.s[lo:hi] {
+			rec := recs[i*words : i*words+words]
+			for k := range feats {
+				hb := &hist[k][uint8(rec[word[k]]>>shift[k])]
+				hb.w += sm.w
+				hb.wy += sm.wy
+				hb.n += int64(sm.n)
+			}
 		}
 	}
 	bestScore := twy * twy / tw * (1 + 1e-12)
 	bestF, bestB := -1, 0
 	for k, f := range feats {
-		h := hist[k][:len(g.b.edges[f])+2]
+		nb := len(g.b.edges[f]) + 2
 		var lw, lwy float64
 		var ln int64
-		for bb := 0; bb < len(h)-1; bb++ {
-			if h[bb].n == 0 && h[bb].w == 0 {
+		for bb := 0; bb < nb-1; bb++ {
+			var bw, bwy float64
+			var bn int64
+			if unit {
+				u := &uhist[k][bb]
+				bw, bwy, bn = float64(u.n), u.wy, u.n
+			} else {
+				h := &hist[k][bb]
+				bw, bwy, bn = h.w, h.wy, h.n
+			}
+			if bn == 0 && bw == 0 {
 				// An empty bin (or one of samples kept only for the
 				// expected output, whose w, wy and n are 0) changes no
 				// sum, so its split scores as the previous bin's did.
 				continue
 			}
-			lw += h[bb].w
-			lwy += h[bb].wy
-			ln += h[bb].n
+			lw += bw
+			lwy += bwy
+			ln += bn
 			if ln < minLeaf {
 				continue
 			}

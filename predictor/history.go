@@ -89,18 +89,25 @@ func (w *window) add(x float64) (old float64, evicted bool) {
 }
 
 // lowerBound returns the first index i with s[i] ≥ x (len(s) if none),
-// as sort.SearchFloat64s does.
+// as sort.SearchFloat64s does for x not NaN. Its steps do not depend on
+// the comparisons, which the compiler turns into conditional moves: no
+// branch to mispredict.
 func lowerBound(s []float64, x float64) int {
-	lo, hi := 0, len(s)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s[m] < x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	if len(s) == 0 {
+		return 0
 	}
-	return lo
+	base, n := 0, len(s)
+	for n > 1 {
+		half := n / 2
+		if s[base+half] < x {
+			base += half
+		}
+		n -= half
+	}
+	if s[base] < x {
+		base++
+	}
+	return base
 }
 
 // quantile returns the q-quantile (linear interpolation) of the window, NaN

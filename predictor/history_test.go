@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 	"time"
 )
@@ -44,6 +45,19 @@ func TestLowerBound(t *testing.T) {
 	}
 	if got := lowerBound(nil, 1); got != 0 {
 		t.Errorf("lowerBound(nil, 1) = %d", got)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 70 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = float64(rng.IntN(20))
+		}
+		slices.Sort(s)
+		for x := -1.0; x <= 21; x += 0.5 {
+			if got, want := lowerBound(s, x), sort.SearchFloat64s(s, x); got != want {
+				t.Fatalf("lowerBound(%v, %g) = %d, sort.SearchFloat64s %d", s, x, got, want)
+			}
+		}
 	}
 }
 
