@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -443,11 +444,19 @@ func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, [
 	}
 	g.words = (b.ncols + 7) / 8
 	g.recs = slices.Grow(g.recs[:0], len(g.s)*g.words)[:len(g.s)*g.words]
+	full := b.ncols / 8 // words filled from eight codes at once
 	for k, sm := range g.s {
 		rec := g.recs[k*g.words : (k+1)*g.words]
-		clear(rec)
-		for c, v := range b.data[int(sm.row)*b.ncols : int(sm.row+1)*b.ncols] {
-			rec[c/8] |= uint64(v) << (8 * (c % 8))
+		row := b.data[int(sm.row)*b.ncols : int(sm.row+1)*b.ncols]
+		for w := 0; w < full; w++ {
+			rec[w] = binary.LittleEndian.Uint64(row[8*w:])
+		}
+		if full < g.words {
+			var last uint64
+			for c := 8 * full; c < len(row); c++ {
+				last |= uint64(row[c]) << (8 * (c % 8))
+			}
+			rec[full] = last
 		}
 	}
 	g.grow(0, len(g.s), 0)
