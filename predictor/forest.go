@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -340,6 +339,11 @@ type hbin struct {
 	n     int64
 }
 
+// ubins is the length of one feature's ubin histogram: 256 bins and a
+// 64-byte pad, so that the same bin of two features is not 4 KiB apart
+// (a store to one would then stall loads from the other).
+const ubins = 256 + 4
+
 // ubin is a histogram bin when every row weighs 1: a sample's weight is
 // its bootstrap count, so a bin's weight is float64(n) exactly (integers
 // below 2⁵³ add without rounding) and needs no field of its own; the
@@ -365,18 +369,16 @@ type grower struct {
 	we    []float64 // expectation weights (nil: all 1)
 	cnt   []int32   // bootstrap count by row
 	s     []sample
-	// recs holds the bin codes of s[k]'s row in recs[k*words:(k+1)*words],
-	// eight codes to a word (column c in byte c%8 of word c/8), moved
-	// along with s so that the histogram and partition loops read them
-	// in sequence instead of gathering them from the whole matrix.
-	recs    []uint64
-	words   int
+	// recs holds the bin codes of s[k]'s row in recs[k*nc:(k+1)*nc],
+	// moved along with s so that the histogram and partition loops read
+	// them in sequence instead of gathering them from the whole matrix.
+	recs    []uint8
 	p       ForestParams
 	rng     *rand.Rand
 	feats   []int
 	hist    [][256]hbin
-	uhist   [][256]ubin // instead of hist when unit
-	unit    bool        // every row weighs 1 (no weights given)
+	uhist   [][ubins]ubin // instead of hist when unit
+	unit    bool          // every row weighs 1 (no weights given)
 	out     tree
 	means   []float64
 	scratch []leafSample
@@ -442,22 +444,10 @@ func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, [
 		// Nothing to learn from: one leaf of value 0.
 		return tree{{Thr: 0, Feat: -1}}, []float64{g.leafMean(0, len(g.s))}
 	}
-	g.words = (b.ncols + 7) / 8
-	g.recs = slices.Grow(g.recs[:0], len(g.s)*g.words)[:len(g.s)*g.words]
-	full := b.ncols / 8 // words filled from eight codes at once
+	nc := b.ncols
+	g.recs = slices.Grow(g.recs[:0], len(g.s)*nc)[:len(g.s)*nc]
 	for k, sm := range g.s {
-		rec := g.recs[k*g.words : (k+1)*g.words]
-		row := b.data[int(sm.row)*b.ncols : int(sm.row+1)*b.ncols]
-		for w := 0; w < full; w++ {
-			rec[w] = binary.LittleEndian.Uint64(row[8*w:])
-		}
-		if full < g.words {
-			var last uint64
-			for c := 8 * full; c < len(row); c++ {
-				last |= uint64(row[c]) << (8 * (c % 8))
-			}
-			rec[full] = last
-		}
+		copy(g.recs[k*nc:(k+1)*nc], b.data[int(sm.row)*nc:])
 	}
 	g.grow(0, len(g.s), 0)
 	return g.out, g.means
@@ -522,29 +512,23 @@ func (g *grower) grow(lo, hi, d int) int32 {
 			clear(g.hist[k][:nb])
 		}
 	}
-	// Each feature's bin is byte shift/8 of word word of a sample's
-	// record. Every bin sums its samples in the order of s, whatever the
-	// loop order, so the sums do not depend on how the loop is laid out.
-	var word, shift [256]uint8
-	feats, hist, uhist, words, unit := g.feats[:mf], g.hist, g.uhist, g.words, g.unit
-	for k, f := range feats {
-		word[k], shift[k] = uint8(f/8), uint8(8*(f%8))
-	}
-	recs := g.recs[lo*words : hi*words]
+	// Every bin sums its samples in the order of s.
+	feats, hist, uhist, nc, unit := g.feats[:mf], g.hist, g.uhist, g.b.ncols, g.unit
+	recs := g.recs[lo*nc : hi*nc]
 	if unit {
 		for i, sm := range g.s[lo:hi] {
-			rec := recs[i*words : i*words+words]
-			for k := range feats {
-				hb := &uhist[k][uint8(rec[word[k]]>>shift[k])]
+			rec := recs[i*nc : i*nc+nc]
+			for k, f := range feats {
+				hb := &uhist[k][rec[f]]
 				hb.wy += sm.wy
 				hb.n += int64(sm.n)
 			}
 		}
 	} else {
 		for i, sm := range g.s[lo:hi] {
-			rec := recs[i*words : i*words+words]
-			for k := range feats {
-				hb := &hist[k][uint8(rec[word[k]]>>shift[k])]
+			rec := recs[i*nc : i*nc+nc]
+			for k, f := range feats {
+				hb := &hist[k][rec[f]]
 				hb.w += sm.w
 				hb.wy += sm.wy
 				hb.n += int64(sm.n)
@@ -598,15 +582,14 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	}
 	// Partition s[lo:hi]: bin ≤ bestB to the left.
 	i, j := lo, hi-1
-	bw, bs := bestF/8, 8*(bestF%8)
 	for i <= j {
-		if int(uint8(g.recs[i*words+bw]>>bs)) <= bestB {
+		if int(g.recs[i*nc+bestF]) <= bestB {
 			i++
 		} else {
 			g.s[i], g.s[j] = g.s[j], g.s[i]
-			ri, rj := g.recs[i*words:i*words+words], g.recs[j*words:j*words+words]
-			for w := range ri {
-				ri[w], rj[w] = rj[w], ri[w]
+			ri, rj := g.recs[i*nc:i*nc+nc], g.recs[j*nc:j*nc+nc]
+			for c := range ri {
+				ri[c], rj[c] = rj[c], ri[c]
 			}
 			j--
 		}
