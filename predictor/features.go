@@ -64,6 +64,12 @@ func Extract(j *job.Job, h *History) Row { return extract(j, Family(j.Name), h) 
 // extract is Extract with j's family already computed (fam ==
 // Family(j.Name)).
 func extract(j *job.Job, fam string, h *History) Row {
+	return extractInto(j, fam, h, make([]float64, 0, NumNum))
+}
+
+// extractInto is extract with the numeric features appended to num[:0]
+// (capacity NumNum: no allocation), for a row that is not kept.
+func extractInto(j *job.Job, fam string, h *History, num []float64) Row {
 	var r Row
 	r.Cat = [NumCat]string{fam, j.User, j.Account, j.Partition, j.QOS}
 	r.Group, r.User, r.Partition, r.Limit, r.All = h.groupStats(j.User, fam), h.User(j), h.Partition(j), h.Limit(j), h.All()
@@ -77,8 +83,7 @@ func extract(j *job.Job, fam string, h *History) Row {
 	if j.Nodes > 0 {
 		nodes = float64(j.Nodes)
 	}
-	r.Num = make([]float64, 0, NumNum)
-	r.Num = append(r.Num, float64(j.GPUs), nodes, limit, float64(hour), float64(weekday))
+	r.Num = append(num[:0], float64(j.GPUs), nodes, limit, float64(hour), float64(weekday))
 	r.Num = appendStats(r.Num, r.Group, j.Submit)
 	r.Num = appendStats(r.Num, r.User, j.Submit)
 	r.Num = append(r.Num, r.Partition.Median)

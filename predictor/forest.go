@@ -173,6 +173,10 @@ type binned struct {
 	edges       [][]float64
 }
 
+// binData keeps binned.data between trainings (FitBoth gives it back
+// when the trees are grown): the online forest retrains often.
+var binData sync.Pool
+
 // binSample is the most values per column from which binMatrix takes bin
 // edges; a larger column is sampled at an even stride (deterministic).
 const binSample = 1 << 15
@@ -182,7 +186,13 @@ const binSample = 1 << 15
 // them, else quantiles of its values (of an even-stride sample of
 // binSample values when the column holds more).
 func binMatrix(x *Matrix, bins, workers int) *binned {
-	b := &binned{rows: x.Rows, ncols: x.Cols, data: make([]uint8, x.Rows*x.Cols), edges: make([][]float64, x.Cols)}
+	var data []uint8
+	if d, ok := binData.Get().(*[]uint8); ok {
+		data = *d
+	}
+	data = slices.Grow(data[:0], x.Rows*x.Cols)[:x.Rows*x.Cols]
+	clear(data)
+	b := &binned{rows: x.Rows, ncols: x.Cols, data: data, edges: make([][]float64, x.Cols)}
 	stride := max(1, (x.Rows+binSample-1)/binSample)
 	parallel(x.Cols, workers, func(c int) {
 		vals := make([]float64, 0, x.Rows/stride+1)
@@ -326,6 +336,7 @@ func FitBoth(x *Matrix, y, w []float64, ex Expectation, p ForestParams) (*Ensemb
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	b := binMatrix(x, p.Bins, p.Workers)
+	defer binData.Put(&b.data)
 	e := &Ensemble{NumFeatures: x.Cols, Quantile: p.Quantile, Trees: make([]tree, p.Trees), Means: make([][]float64, p.Trees)}
 	parallel(p.Trees, p.Workers, func(t int) {
 		e.Trees[t], e.Means[t] = growTree(b, y, ey, w, we, p, t)

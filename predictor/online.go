@@ -108,6 +108,7 @@ type Forest struct {
 	model     *Model
 	lastTrain float64
 	stats     OnlineStats
+	num       []float64 // Repredict's numeric features, reused
 }
 
 // OnlineStats counts the work of an online Forest. TrainSeconds is wall
@@ -179,7 +180,10 @@ func (f *Forest) Repredict(j *job.Job, now float64) Estimate {
 	} else {
 		fam = Family(j.Name)
 	}
-	r := extract(j, fam, f.hist)
+	if f.num == nil {
+		f.num = make([]float64, 0, NumNum)
+	}
+	r := extractInto(j, fam, f.hist, f.num)
 	return capLimit(f.estimate(j, &r), j)
 }
 
