@@ -233,16 +233,78 @@ func binMatrix(x *Matrix, bins, workers int) *binned {
 			}
 		}
 		edges = slices.Clip(edges)
+		bk := newBucketSearch(edges)
 		for i := 0; i < x.Rows; i++ {
 			v := x.Data[i*x.Cols+c]
 			if v != v {
 				continue
 			}
-			b.data[i*x.Cols+c] = uint8(1 + lowerBound(edges, v))
+			b.data[i*x.Cols+c] = uint8(1 + bk.lowerBound(v))
 		}
 		b.edges[c] = edges
 	})
 	return b
+}
+
+// bucketSearch finds a value's place among sorted edges faster than a
+// binary search over all of them: [min, max] of the edges is cut into
+// equal buckets, and start[k] counts the edges whose bucket is below k.
+// The bucket of a value is monotone in it (a subtraction and a product
+// by a positive number round monotonically), so an edge of a lower
+// bucket is below the value and one of a higher bucket above it: the
+// value's place lies in start[k]..start[k+1], where a binary search over
+// a few edges finds it.
+type bucketSearch struct {
+	edges    []float64
+	min, inv float64 // buckets per unit of value
+	start    []int32 // len buckets+1
+}
+
+// searchBuckets is the number of buckets per edge of a bucketSearch.
+const searchBuckets = 4
+
+func newBucketSearch(edges []float64) bucketSearch {
+	bs := bucketSearch{edges: edges}
+	if len(edges) < 8 || !(edges[len(edges)-1] > edges[0]) || math.IsInf(edges[0], 0) || math.IsInf(edges[len(edges)-1], 0) {
+		return bs // a plain binary search
+	}
+	nb := searchBuckets * len(edges)
+	bs.min = edges[0]
+	bs.inv = float64(nb) / (edges[len(edges)-1] - edges[0])
+	if math.IsInf(bs.inv, 0) || math.IsNaN(bs.inv) {
+		return bs
+	}
+	bs.start = make([]int32, nb+1)
+	for _, e := range edges {
+		bs.start[bs.bucket(e)+1]++
+	}
+	for k := 1; k <= nb; k++ {
+		bs.start[k] += bs.start[k-1]
+	}
+	return bs
+}
+
+// bucket returns v's bucket, 0..len(start)-2; v is not NaN.
+func (bs *bucketSearch) bucket(v float64) int {
+	f := (v - bs.min) * bs.inv
+	switch last := len(bs.start) - 2; {
+	case !(f > 0):
+		return 0
+	case f >= float64(last):
+		return last
+	default:
+		return int(f)
+	}
+}
+
+// lowerBound returns lowerBound(edges, v) for v not NaN.
+func (bs *bucketSearch) lowerBound(v float64) int {
+	if bs.start == nil {
+		return lowerBound(bs.edges, v)
+	}
+	k := bs.bucket(v)
+	lo, hi := int(bs.start[k]), int(bs.start[k+1])
+	return lo + lowerBound(bs.edges[lo:hi], v)
 }
 
 // parallel runs f(0..n-1) on up to workers goroutines.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -122,6 +124,46 @@ func TestPredictMatchesPlainWalk(t *testing.T) {
 				if p := e.Predict(row); math.Float64bits(p) != math.Float64bits(want) || math.Float64bits(v) != math.Float64bits(want) ||
 					math.Float64bits(mean) != math.Float64bits(wantMean) {
 					t.Fatalf("%d trees, q %g, row %d: Predict %g, PredictBoth %g, %g; plain walk %g, %g", trees, q, r, p, v, mean, want, wantMean)
+				}
+			}
+		}
+	}
+}
+
+// TestBucketSearch checks binMatrix's bucketed search against a binary
+// search over all edges, for evenly spread, clustered, tiny and huge
+// edges and values between, on and beyond them.
+func TestBucketSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	gens := map[string]func() float64{
+		"uniform":   func() float64 { return rng.Float64() * 100 },
+		"lognormal": func() float64 { return math.Exp(3 * rng.NormFloat64()) },
+		"clustered": func() float64 { return float64(rng.IntN(3)) + 1e-9*rng.Float64() },
+		"tiny":      func() float64 { return 5e-324 * float64(rng.IntN(1000)) },
+		"huge":      func() float64 { return (rng.Float64() - 0.5) * math.MaxFloat64 },
+		"integers":  func() float64 { return float64(rng.IntN(40) - 20) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{0, 1, 7, 8, 9, 50, 254} {
+			var edges []float64
+			for range 4 * n {
+				edges = append(edges, gen())
+			}
+			slices.Sort(edges)
+			edges = slices.Compact(edges)
+			edges = edges[:min(n, len(edges))]
+			bs := newBucketSearch(edges)
+			probe := slices.Clone(edges)
+			for range 2000 {
+				probe = append(probe, gen())
+			}
+			for _, e := range edges {
+				probe = append(probe, math.Nextafter(e, math.Inf(-1)), math.Nextafter(e, math.Inf(1)))
+			}
+			probe = append(probe, math.Inf(-1), math.Inf(1), -math.MaxFloat64, math.MaxFloat64, 0, math.Copysign(0, -1))
+			for _, v := range probe {
+				if got, want := bs.lowerBound(v), lowerBound(edges, v); got != want {
+					t.Fatalf("%s, %d edges: place of %g is %d, want %d", name, len(edges), v, got, want)
 				}
 			}
 		}
