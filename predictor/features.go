@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"math"
-	"time"
 
 	"github.com/asrpt/asrpt/job"
 )
@@ -65,10 +64,16 @@ func Extract(j *job.Job, h *History) Row { return extract(j, Family(j.Name), h) 
 // extract is Extract with j's family already computed (fam ==
 // Family(j.Name)).
 func extract(j *job.Job, fam string, h *History) Row {
+	return extractInto(j, fam, h, make([]float64, 0, NumNum))
+}
+
+// extractInto is extract with the numeric features appended to num[:0]
+// (capacity NumNum: no allocation), for a row that is not kept.
+func extractInto(j *job.Job, fam string, h *History, num []float64) Row {
 	var r Row
 	r.Cat = [NumCat]string{fam, j.User, j.Account, j.Partition, j.QOS}
 	r.Group, r.User, r.Partition, r.Limit, r.All = h.groupStats(j.User, fam), h.User(j), h.Partition(j), h.Limit(j), h.All()
-	t := time.Unix(int64(j.Submit), 0).UTC()
+	hour, weekday := hourWeekday(int64(j.Submit))
 	nan := math.NaN()
 	limit := nan
 	if j.TimeLimit > 0 {
@@ -78,12 +83,24 @@ func extract(j *job.Job, fam string, h *History) Row {
 	if j.Nodes > 0 {
 		nodes = float64(j.Nodes)
 	}
-	r.Num = make([]float64, 0, NumNum)
-	r.Num = append(r.Num, float64(j.GPUs), nodes, limit, float64(t.Hour()), float64(t.Weekday()))
+	r.Num = append(num[:0], float64(j.GPUs), nodes, limit, float64(hour), float64(weekday))
 	r.Num = appendStats(r.Num, r.Group, j.Submit)
 	r.Num = appendStats(r.Num, r.User, j.Submit)
 	r.Num = append(r.Num, r.Partition.Median)
 	return r
+}
+
+// hourWeekday returns the UTC hour (0..23) and weekday (0 = Sunday) of
+// Unix time sec, as time.Unix(sec, 0).UTC() gives them.
+func hourWeekday(sec int64) (hour, weekday int) {
+	const day = 86400
+	days, rem := sec/day, sec%day
+	if rem < 0 {
+		days, rem = days-1, rem+day
+	}
+	// 1970-01-01 was a Thursday (4).
+	weekday = int((days%7 + 7 + 4) % 7)
+	return int(rem / 3600), weekday
 }
 
 func appendStats(dst []float64, s GroupStats, now float64) []float64 {

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 )
 
@@ -132,24 +131,6 @@ type node struct {
 // tree is a tree in preorder: node 0 is the root.
 type tree []node
 
-// leaf returns the leaf node x reaches.
-func (t tree) leaf(x []float64) *node {
-	i := 0
-	for {
-		n := &t[i]
-		if n.Feat < 0 {
-			return n
-		}
-		if v := x[n.Feat]; v <= n.Thr || v != v {
-			i++
-		} else {
-			i = int(n.Right)
-		}
-	}
-}
-
-func (t tree) eval(x []float64) float64 { return t.leaf(x).Thr }
-
 // Ensemble is a trained random forest over NumFeatures features with two
 // outputs. Predict's is in the units of the training target y (log
 // seconds here): the trees' leaf values (medians or means of y) combined
@@ -170,6 +151,9 @@ type Ensemble struct {
 	flatOnce sync.Once
 	flat     []flatTree // Trees laid out for PredictBatch, built on first use
 	ranks    rankTable  // the thresholds flat's ranks refer to
+
+	rowOnce sync.Once
+	row     []rowTree // Trees laid out for Predict, built on first use
 }
 
 // Matrix is a dense row-major matrix of feature values (NaN = missing).
@@ -189,6 +173,10 @@ type binned struct {
 	edges       [][]float64
 }
 
+// binData keeps binned.data between trainings (FitBoth gives it back
+// when the trees are grown): the online forest retrains often.
+var binData sync.Pool
+
 // binSample is the most values per column from which binMatrix takes bin
 // edges; a larger column is sampled at an even stride (deterministic).
 const binSample = 1 << 15
@@ -198,7 +186,13 @@ const binSample = 1 << 15
 // them, else quantiles of its values (of an even-stride sample of
 // binSample values when the column holds more).
 func binMatrix(x *Matrix, bins, workers int) *binned {
-	b := &binned{rows: x.Rows, ncols: x.Cols, data: make([]uint8, x.Rows*x.Cols), edges: make([][]float64, x.Cols)}
+	var data []uint8
+	if d, ok := binData.Get().(*[]uint8); ok {
+		data = *d
+	}
+	data = slices.Grow(data[:0], x.Rows*x.Cols)[:x.Rows*x.Cols]
+	clear(data)
+	b := &binned{rows: x.Rows, ncols: x.Cols, data: data, edges: make([][]float64, x.Cols)}
 	stride := max(1, (x.Rows+binSample-1)/binSample)
 	parallel(x.Cols, workers, func(c int) {
 		vals := make([]float64, 0, x.Rows/stride+1)
@@ -239,16 +233,78 @@ func binMatrix(x *Matrix, bins, workers int) *binned {
 			}
 		}
 		edges = slices.Clip(edges)
+		bk := newBucketSearch(edges)
 		for i := 0; i < x.Rows; i++ {
 			v := x.Data[i*x.Cols+c]
 			if v != v {
 				continue
 			}
-			b.data[i*x.Cols+c] = uint8(1 + sort.SearchFloat64s(edges, v))
+			b.data[i*x.Cols+c] = uint8(1 + bk.lowerBound(v))
 		}
 		b.edges[c] = edges
 	})
 	return b
+}
+
+// bucketSearch finds a value's place among sorted edges faster than a
+// binary search over all of them: [min, max] of the edges is cut into
+// equal buckets, and start[k] counts the edges whose bucket is below k.
+// The bucket of a value is monotone in it (a subtraction and a product
+// by a positive number round monotonically), so an edge of a lower
+// bucket is below the value and one of a higher bucket above it: the
+// value's place lies in start[k]..start[k+1], where a binary search over
+// a few edges finds it.
+type bucketSearch struct {
+	edges    []float64
+	min, inv float64 // buckets per unit of value
+	start    []int32 // len buckets+1
+}
+
+// searchBuckets is the number of buckets per edge of a bucketSearch.
+const searchBuckets = 4
+
+func newBucketSearch(edges []float64) bucketSearch {
+	bs := bucketSearch{edges: edges}
+	if len(edges) < 8 || !(edges[len(edges)-1] > edges[0]) || math.IsInf(edges[0], 0) || math.IsInf(edges[len(edges)-1], 0) {
+		return bs // a plain binary search
+	}
+	nb := searchBuckets * len(edges)
+	bs.min = edges[0]
+	bs.inv = float64(nb) / (edges[len(edges)-1] - edges[0])
+	if math.IsInf(bs.inv, 0) || math.IsNaN(bs.inv) {
+		return bs
+	}
+	bs.start = make([]int32, nb+1)
+	for _, e := range edges {
+		bs.start[bs.bucket(e)+1]++
+	}
+	for k := 1; k <= nb; k++ {
+		bs.start[k] += bs.start[k-1]
+	}
+	return bs
+}
+
+// bucket returns v's bucket, 0..len(start)-2; v is not NaN.
+func (bs *bucketSearch) bucket(v float64) int {
+	f := (v - bs.min) * bs.inv
+	switch last := len(bs.start) - 2; {
+	case !(f > 0):
+		return 0
+	case f >= float64(last):
+		return last
+	default:
+		return int(f)
+	}
+}
+
+// lowerBound returns lowerBound(edges, v) for v not NaN.
+func (bs *bucketSearch) lowerBound(v float64) int {
+	if bs.start == nil {
+		return lowerBound(bs.edges, v)
+	}
+	k := bs.bucket(v)
+	lo, hi := int(bs.start[k]), int(bs.start[k+1])
+	return lo + lowerBound(bs.edges[lo:hi], v)
 }
 
 // parallel runs f(0..n-1) on up to workers goroutines.
@@ -342,6 +398,7 @@ func FitBoth(x *Matrix, y, w []float64, ex Expectation, p ForestParams) (*Ensemb
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	b := binMatrix(x, p.Bins, p.Workers)
+	defer binData.Put(&b.data)
 	e := &Ensemble{NumFeatures: x.Cols, Quantile: p.Quantile, Trees: make([]tree, p.Trees), Means: make([][]float64, p.Trees)}
 	parallel(p.Trees, p.Workers, func(t int) {
 		e.Trees[t], e.Means[t] = growTree(b, y, ey, w, we, p, t)
@@ -355,6 +412,20 @@ type hbin struct {
 	n     int64
 }
 
+// ubins is the length of one feature's ubin histogram: 256 bins and a
+// 64-byte pad, so that the same bin of two features is not 4 KiB apart
+// (a store to one would then stall loads from the other).
+const ubins = 256 + 4
+
+// ubin is a histogram bin when every row weighs 1: a sample's weight is
+// its bootstrap count, so a bin's weight is float64(n) exactly (integers
+// below 2⁵³ add without rounding) and needs no field of its own; the
+// histograms then take two thirds of the cache.
+type ubin struct {
+	wy float64
+	n  int64
+}
+
 // sample is one bootstrap row as the grower keeps it: kept in the same
 // order as idx so that the histogram loop reads it sequentially. A row
 // kept only for the expected-value output has w = wy = 0 and n = 0.
@@ -366,15 +437,21 @@ type sample struct {
 
 // grower holds one tree's working state.
 type grower struct {
-	b       *binned
-	y, ey   []float64 // targets and expectation targets
-	we      []float64 // expectation weights (nil: all 1)
-	cnt     []int32   // bootstrap count by row
-	s       []sample
+	b     *binned
+	y, ey []float64 // targets and expectation targets
+	we    []float64 // expectation weights (nil: all 1)
+	cnt   []int32   // bootstrap count by row
+	s     []sample
+	// recs holds the bin codes of s[k]'s row in recs[k*nc:(k+1)*nc],
+	// moved along with s so that the histogram and partition loops read
+	// them in sequence instead of gathering them from the whole matrix.
+	recs    []uint8
 	p       ForestParams
 	rng     *rand.Rand
 	feats   []int
 	hist    [][256]hbin
+	uhist   [][ubins]ubin // instead of hist when unit
+	unit    bool          // every row weighs 1 (no weights given)
 	out     tree
 	means   []float64
 	scratch []leafSample
@@ -382,19 +459,34 @@ type grower struct {
 
 type leafSample struct{ y, w float64 }
 
+// growers keeps growers between trees and trainings: a tree's working
+// buffers (bootstrap counts, samples, bin records, histograms) are large,
+// and the online forest trains often.
+var growers sync.Pool
+
 func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, []float64) {
-	g := &grower{b: b, y: y, ey: ey, we: we, p: p, rng: rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))}
+	g, _ := growers.Get().(*grower)
+	if g == nil {
+		g = &grower{}
+	}
+	defer func() {
+		*g = grower{cnt: g.cnt[:0], s: g.s[:0], recs: g.recs[:0], feats: g.feats[:0], hist: g.hist[:0], uhist: g.uhist[:0], scratch: g.scratch[:0]}
+		growers.Put(g)
+	}()
+	g.b, g.y, g.ey, g.we, g.p = b, y, ey, we, p
+	g.rng = rand.New(rand.NewPCG(p.Seed, uint64(t)+0x9e3779b97f4a7c15))
 	n := b.rows
 	draws := n
 	if p.MaxSamples > 0 && p.MaxSamples < n {
 		draws = p.MaxSamples
 	}
-	cnt := make([]int32, n)
+	cnt := slices.Grow(g.cnt[:0], n)[:n]
+	clear(cnt)
 	for k := 0; k < draws; k++ {
 		cnt[g.rng.IntN(n)]++
 	}
 	g.cnt = cnt
-	g.s = make([]sample, 0, min(n, draws)*2/3+1)
+	g.s = slices.Grow(g.s[:0], min(n, draws)*2/3+1)
 	weighted := false
 	for i := 0; i < n; i++ {
 		wi := 1.0
@@ -411,14 +503,24 @@ func growTree(b *binned, y, ey, w, we []float64, p ForestParams, t int) (tree, [
 			g.s = append(g.s, sample{row: int32(i)})
 		}
 	}
-	g.feats = make([]int, b.ncols)
+	g.feats = slices.Grow(g.feats[:0], b.ncols)[:b.ncols]
 	for i := range g.feats {
 		g.feats[i] = i
 	}
-	g.hist = make([][256]hbin, p.MaxFeatures)
+	g.unit = w == nil
+	if g.unit {
+		g.uhist = slices.Grow(g.uhist[:0], p.MaxFeatures)[:p.MaxFeatures]
+	} else {
+		g.hist = slices.Grow(g.hist[:0], p.MaxFeatures)[:p.MaxFeatures]
+	}
 	if !weighted {
 		// Nothing to learn from: one leaf of value 0.
 		return tree{{Thr: 0, Feat: -1}}, []float64{g.leafMean(0, len(g.s))}
+	}
+	nc := b.ncols
+	g.recs = slices.Grow(g.recs[:0], len(g.s)*nc)[:len(g.s)*nc]
+	for k, sm := range g.s {
+		copy(g.recs[k*nc:(k+1)*nc], b.data[int(sm.row)*nc:])
 	}
 	g.grow(0, len(g.s), 0)
 	return g.out, g.means
@@ -477,28 +579,60 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	for k := 0; k < mf; k++ {
 		r := k + g.rng.IntN(nf-k)
 		g.feats[k], g.feats[r] = g.feats[r], g.feats[k]
-		clear(g.hist[k][:len(g.b.edges[g.feats[k]])+2])
+		if nb := len(g.b.edges[g.feats[k]]) + 2; g.unit {
+			clear(g.uhist[k][:nb])
+		} else {
+			clear(g.hist[k][:nb])
+		}
 	}
-	feats, hist, data, nc := g.feats[:mf], g.hist, g.b.data, g.b.ncols
-	for _, sm := range g.s[lo:hi] {
-		rec := data[int(sm.row)*nc : int(sm.row)*nc+nc]
-		for k, f := range feats {
-			hb := &hist[k][rec[f]]
-			hb.w += sm.w
-			hb.wy += sm.wy
-			hb.n += int64(sm.n)
+	// Every bin sums its samples in the order of s.
+	feats, hist, uhist, nc, unit := g.feats[:mf], g.hist, g.uhist, g.b.ncols, g.unit
+	recs := g.recs[lo*nc : hi*nc]
+	if unit {
+		for i, sm := range g.s[lo:hi] {
+			rec := recs[i*nc : i*nc+nc]
+			for k, f := range feats {
+				hb := &uhist[k][rec[f]]
+				hb.wy += sm.wy
+				hb.n += int64(sm.n)
+			}
+		}
+	} else {
+		for i, sm := range g.s[lo:hi] {
+			rec := recs[i*nc : i*nc+nc]
+			for k, f := range feats {
+				hb := &hist[k][rec[f]]
+				hb.w += sm.w
+				hb.wy += sm.wy
+				hb.n += int64(sm.n)
+			}
 		}
 	}
 	bestScore := twy * twy / tw * (1 + 1e-12)
 	bestF, bestB := -1, 0
 	for k, f := range feats {
-		h := hist[k][:len(g.b.edges[f])+2]
+		nb := len(g.b.edges[f]) + 2
 		var lw, lwy float64
 		var ln int64
-		for bb := 0; bb < len(h)-1; bb++ {
-			lw += h[bb].w
-			lwy += h[bb].wy
-			ln += h[bb].n
+		for bb := 0; bb < nb-1; bb++ {
+			var bw, bwy float64
+			var bn int64
+			if unit {
+				u := &uhist[k][bb]
+				bw, bwy, bn = float64(u.n), u.wy, u.n
+			} else {
+				h := &hist[k][bb]
+				bw, bwy, bn = h.w, h.wy, h.n
+			}
+			if bn == 0 && bw == 0 {
+				// An empty bin (or one of samples kept only for the
+				// expected output, whose w, wy and n are 0) changes no
+				// sum, so its split scores as the previous bin's did.
+				continue
+			}
+			lw += bw
+			lwy += bwy
+			ln += bn
 			if ln < minLeaf {
 				continue
 			}
@@ -522,10 +656,14 @@ func (g *grower) grow(lo, hi, d int) int32 {
 	// Partition s[lo:hi]: bin ≤ bestB to the left.
 	i, j := lo, hi-1
 	for i <= j {
-		if int(data[int(g.s[i].row)*nc+bestF]) <= bestB {
+		if int(g.recs[i*nc+bestF]) <= bestB {
 			i++
 		} else {
 			g.s[i], g.s[j] = g.s[j], g.s[i]
+			ri, rj := g.recs[i*nc:i*nc+nc], g.recs[j*nc:j*nc+nc]
+			for c := range ri {
+				ri[c], rj[c] = rj[c], ri[c]
+			}
 			j--
 		}
 	}
@@ -587,9 +725,7 @@ func (e *Ensemble) Predict(x []float64) float64 {
 	if len(e.Trees) > len(buf) {
 		vals = make([]float64, 0, len(e.Trees))
 	}
-	for _, t := range e.Trees {
-		vals = append(vals, t.eval(x))
-	}
+	e.walkRow(x, func(_ int, p *leafPair) { vals = append(vals, p.v) })
 	return combine(vals, e.Quantile)
 }
 
@@ -603,12 +739,91 @@ func (e *Ensemble) PredictBoth(x []float64) (v, mean float64) {
 		vals = make([]float64, 0, len(e.Trees))
 	}
 	var s float64
-	for t, tr := range e.Trees {
-		n := tr.leaf(x)
-		vals = append(vals, n.Thr)
-		s += e.Means[t][n.Right]
-	}
+	e.walkRow(x, func(_ int, p *leafPair) {
+		vals = append(vals, p.v)
+		s += p.mean
+	})
 	return combine(vals, e.Quantile), s / float64(len(e.Trees))
+}
+
+// rowTree is a tree laid out for one row's walk (Predict): a leaf becomes
+// a node that reads an extra feature slot holding 0, has threshold −Inf
+// and sends every row to itself, so a walk may take more steps than the
+// leaf's depth, and rowLanes trees can be walked in step without a branch
+// per node. Inner nodes are as in tree: x goes right exactly when
+// x[feat] > thr (NaN goes left).
+type rowTree struct {
+	nodes []rowNode
+	both  []leafPair // by node: a leaf's value and expected-value output
+}
+
+type rowNode struct {
+	thr   float64
+	feat  int32
+	right int32
+}
+
+// rowLanes is the number of trees a row walks at once: their walks are
+// independent, so the processor overlaps them.
+const rowLanes = 8
+
+func (e *Ensemble) rowTrees() []rowTree {
+	e.rowOnce.Do(func() {
+		e.row = make([]rowTree, len(e.Trees))
+		for t, tr := range e.Trees {
+			rt := rowTree{nodes: make([]rowNode, len(tr)), both: make([]leafPair, len(tr))}
+			for i, n := range tr {
+				if n.Feat < 0 {
+					rt.nodes[i] = rowNode{thr: math.Inf(-1), feat: int32(e.NumFeatures), right: int32(i)}
+					rt.both[i] = leafPair{n.Thr, e.Means[t][n.Right]}
+					continue
+				}
+				rt.nodes[i] = rowNode{thr: n.Thr, feat: n.Feat, right: n.Right}
+			}
+			e.row[t] = rt
+		}
+	})
+	return e.row
+}
+
+// walkRow calls leaf(t, p) for every tree t in order with the value and
+// expected-value output of the leaf x reaches in it.
+func (e *Ensemble) walkRow(x []float64, leaf func(t int, p *leafPair)) {
+	trees := e.rowTrees()
+	var xbuf [64]float64
+	var xx []float64
+	if e.NumFeatures < len(xbuf) {
+		xx = xbuf[:e.NumFeatures+1]
+	} else {
+		xx = make([]float64, e.NumFeatures+1)
+	}
+	copy(xx, x[:e.NumFeatures])
+	xx[e.NumFeatures] = 0 // what leaves read: 0 > −Inf, so they stay
+	for t0 := 0; t0 < len(trees); t0 += rowLanes {
+		group := trees[t0:min(t0+rowLanes, len(trees))]
+		var cur [rowLanes]int32
+		for {
+			moved := int32(0)
+			for k := range group {
+				c := cur[k]
+				n := &group[k].nodes[c]
+				// As in evalLanes: a flag-to-integer move, not a branch.
+				var right int32
+				if xx[n.feat] > n.thr {
+					right = 1
+				}
+				next := c + 1 + right*(n.right-c-1)
+				moved |= next ^ c
+				cur[k] = next
+			}
+			if moved == 0 {
+				break
+			}
+		}
+		for k := range group {
+			leaf(t0+k, &group[k].both[cur[k]])
+		}
+	}
 }
 
 // combine averages vals (q = 0) or takes their q-quantile; it reorders vals.

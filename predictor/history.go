@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"math"
-	"sort"
 	"strings"
 
 	"github.com/asrpt/asrpt/job"
@@ -58,23 +57,57 @@ type window struct {
 }
 
 // add adds x and returns the value it pushed out of the window, if any.
+// An eviction moves only the sorted values between the old value's place
+// and the new one's.
 func (w *window) add(x float64) (old float64, evicted bool) {
 	if len(w.ring) < Window {
 		w.ring = append(w.ring, x)
-	} else {
-		old, evicted = w.ring[w.next], true
-		w.ring[w.next] = x
-		w.next = (w.next + 1) % Window
-		w.sum -= old
-		i := sort.SearchFloat64s(w.sorted, old)
-		w.sorted = append(w.sorted[:i], w.sorted[i+1:]...)
+		w.sum += x
+		i := lowerBound(w.sorted, x)
+		w.sorted = append(w.sorted, 0)
+		copy(w.sorted[i+1:], w.sorted[i:])
+		w.sorted[i] = x
+		return 0, false
 	}
+	old = w.ring[w.next]
+	w.ring[w.next] = x
+	w.next = (w.next + 1) % Window
+	w.sum -= old
 	w.sum += x
-	i := sort.SearchFloat64s(w.sorted, x)
-	w.sorted = append(w.sorted, 0)
-	copy(w.sorted[i+1:], w.sorted[i:])
-	w.sorted[i] = x
-	return old, evicted
+	s := w.sorted
+	i := lowerBound(s, old) // s[i] == old
+	if j := lowerBound(s, x); j > i {
+		// x goes after old: shift s[i+1:j] down by one.
+		copy(s[i:j-1], s[i+1:j])
+		s[j-1] = x
+	} else {
+		// x goes at j ≤ i: shift s[j:i] up by one.
+		copy(s[j+1:i+1], s[j:i])
+		s[j] = x
+	}
+	return old, true
+}
+
+// lowerBound returns the first index i with s[i] ≥ x (len(s) if none),
+// as sort.SearchFloat64s does for x not NaN. Its steps do not depend on
+// the comparisons, which the compiler turns into conditional moves: no
+// branch to mispredict.
+func lowerBound(s []float64, x float64) int {
+	if len(s) == 0 {
+		return 0
+	}
+	base, n := 0, len(s)
+	for n > 1 {
+		half := n / 2
+		if s[base+half] < x {
+			base += half
+		}
+		n -= half
+	}
+	if s[base] < x {
+		base++
+	}
+	return base
 }
 
 // quantile returns the q-quantile (linear interpolation) of the window, NaN

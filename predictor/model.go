@@ -3,6 +3,8 @@ package predictor
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/asrpt/asrpt/job"
 )
@@ -102,6 +104,11 @@ func compact(r *Row) trainRow {
 	return trainRow{cat: r.Cat, num: r.Num, offset: Offset(r), noHistory: r.All.Count == 0}
 }
 
+// trainData keeps the feature matrix of trainCompact between trainings:
+// the forest keeps only its bins' edges, and the online forest retrains
+// often.
+var trainData sync.Pool
+
 // trainCompact trains a model on tr (targets and failure flags set).
 func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 	if len(tr) == 0 {
@@ -119,7 +126,12 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 	}
 	enc := fitEncoder(len(tr), func(i int) *[NumCat]string { return &tr[i].cat }, y)
 	nf := NumCat + NumNum
-	x := &Matrix{Rows: len(tr), Cols: nf, Data: make([]float64, 0, len(tr)*nf)}
+	var data []float64
+	if d, ok := trainData.Get().(*[]float64); ok {
+		data = *d
+	}
+	x := &Matrix{Rows: len(tr), Cols: nf, Data: slices.Grow(data[:0], len(tr)*nf)}
+	defer func() { trainData.Put(&x.Data) }()
 	for i := range tr {
 		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num)
 	}

@@ -108,6 +108,7 @@ type Forest struct {
 	model     *Model
 	lastTrain float64
 	stats     OnlineStats
+	num       []float64 // Repredict's numeric features, reused
 }
 
 // OnlineStats counts the work of an online Forest. TrainSeconds is wall
@@ -173,7 +174,16 @@ func (f *Forest) Predict(j *job.Job) Estimate {
 // for j is the one Predict took at submit.
 func (f *Forest) Repredict(j *job.Job, now float64) Estimate {
 	f.flush(math.Nextafter(math.Max(now, j.Submit), math.Inf(1)))
-	r := extract(j, Family(j.Name), f.hist)
+	fam := ""
+	if kept, ok := f.rows[j.ID]; ok && j.ID != "" {
+		fam = kept.cat[CatFamily] // Family(j.Name), computed by Predict
+	} else {
+		fam = Family(j.Name)
+	}
+	if f.num == nil {
+		f.num = make([]float64, 0, NumNum)
+	}
+	r := extractInto(j, fam, f.hist, f.num)
 	return capLimit(f.estimate(j, &r), j)
 }
 
