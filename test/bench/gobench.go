@@ -39,16 +39,21 @@ func goBenches(quick bool) []goBench {
 	return []goBench{
 		{"placement", "^Benchmark(HeavyEdge64on1000x8|PlacePlain)$", "2000x"},
 		{"policy", "^BenchmarkVirtualMachine$", "5x"},
+		{"policy", "^BenchmarkEndTree$", "200000x"},
+		{"policy", "^BenchmarkLAS$/^las$", "20000x"},
+		{"job", "^BenchmarkTableAppend$", "1000000x"},
 		{"predictor", "^BenchmarkTrain$/^rows=500000$", "1x"},
-		{"predictor", "^BenchmarkPredict$/^batch$", "3x"},
+		{"predictor", "^BenchmarkPredict$/^(batch|batch-both)$", "3x"},
+		{"predictor", "^BenchmarkPredict$/^single$", "20000x"},
 		{"predictor", "^BenchmarkForestPredict$", "20000x"},
 	}
 }
 
 // goBenchTable titles the table of the Go benchmarks.
 var goBenchTable = TableInfo{ID: "go", RowName: "package benchmark",
-	Title: "Go benchmarks (`go test -bench`, with `-benchmem`; a forest's training and batch prediction in " +
-		"`predictor`, placement, the virtual single machine)"}
+	Title: "Go benchmarks (`go test -bench`, with `-benchmem`; a forest's training, batch and one-row prediction " +
+		"and the online predictor in `predictor`, placement, the virtual single machine, the running set's end tree " +
+		"and a 2D-LAS pass in `policy`, the compact job table in `job`)"}
 
 // runGoBenches compiles each package's test binary once (CGO_ENABLED=0,
 // into dir) and runs its benchmarks from the package's directory, adding

@@ -92,7 +92,8 @@ func (b *bench) growth(policyName, pred string, sizes []int) {
 		Title: "Growth of the cost per job of `" + policyName + "` (" + pred + "): (wall b ÷ b) ÷ (wall a ÷ a), " +
 			"beside what n log n predicts, ln b ÷ ln a",
 		Note: "The smallest trace is dominated by the process's start-up and the forest's first trainings, " +
-			"so the range is on 100,000 to 1,000,000 (and 10,000,000) jobs."}
+			"which only lowers a ratio from it: the ranges are on 10,000 to 1,000,000 jobs without a tolerance, " +
+			"and on 100,000 to 1,000,000 and 10,000,000 jobs with one."}
 	b.figs.table(t)
 	for i, lo := range sizes {
 		wlo, ok := b.figs.value(Figure{Table: src, Row: strconv.Itoa(lo), Col: "wall s"}.Key())
