@@ -23,7 +23,7 @@ import (
 type Table struct {
 	chunks [][]record
 	n      int
-	text   []byte // the ids and names
+	text   []byte            // the ids and names
 	strs   []string          // handle → string; handle 0 is ""
 	index  map[string]uint32 // string → handle, for the first maxInterned distinct strings
 }
