@@ -47,13 +47,17 @@ func (b *bench) replay(ctx context.Context, policyName, pred string, jobs int, w
 	return res, err
 }
 
+// maxRepeatJobs is the largest trace replayed Options.ScaleRuns times.
+const maxRepeatJobs = 1_000_000
+
 // sizeTable is the table of one policy's replays over trace sizes.
 func sizeTable(policyName, pred string) TableInfo {
 	return TableInfo{ID: "replay " + policyName + " " + pred, RowName: "jobs",
 		Title: fmt.Sprintf("`asrpt replay --policies %s --predictor %s --parallel 1` on generated traces "+
 			"(`asrpt gen --seed 1`), 1,000 nodes × 8 GPUs", policyName, pred),
-		Note: "wall s is the process's time by the clock (start-up and reading the trace included), peak RSS its " +
-			"`ru_maxrss`, µs/job the wall time per job; events/s and train s (the forest's training) are the replay's own."}
+		Note: "wall s is the process's time by the clock (start-up and reading the trace included), the fastest of " +
+			"the runs (3 in make bench, up to 1,000,000 jobs; larger traces once), peak RSS the largest `ru_maxrss` " +
+			"of them, µs/job the wall time per job; events/s and train s (the forest's training) are the fastest run's own."}
 }
 
 // replaySizes replays one policy on each size and adds its figures: wall
@@ -64,9 +68,25 @@ func (b *bench) replaySizes(ctx context.Context, policyName, pred string, sizes 
 	for _, n := range sizes {
 		row := strconv.Itoa(n)
 		wall := Figure{Table: t.ID, Row: row, Col: "wall s"}
-		res, err := b.replay(ctx, policyName, pred, n, wall.Key())
-		if err != nil {
-			return err
+		runs := 1
+		if n <= maxRepeatJobs {
+			runs = b.opts.ScaleRuns
+		}
+		var res replayResult
+		for i := range max(runs, 1) {
+			r, err := b.replay(ctx, policyName, pred, n, wall.Key())
+			if err != nil {
+				return err
+			}
+			// The fastest run that did not fail, with the largest peak
+			// RSS of them all.
+			if i == 0 || r.Failed == "" && (res.Failed != "" || r.Wall < res.Wall) {
+				rss := math.Max(res.PeakRSSMiB, r.PeakRSSMiB)
+				res = r
+				res.PeakRSSMiB = rss
+			} else {
+				res.PeakRSSMiB = math.Max(res.PeakRSSMiB, r.PeakRSSMiB)
+			}
 		}
 		wall.Value, wall.Failed = res.Wall.Seconds(), res.Failed
 		b.figs.add(wall)

@@ -37,6 +37,11 @@ type options struct {
 	LASSizes   []int
 	PolicyJobs int
 	PolicyRuns int
+	// ScaleRuns is how often each replay of Sizes and LASSizes up to
+	// maxRepeatJobs jobs runs, keeping the fastest: the machines are
+	// shared, and the fastest of a few runs is the nearest to a quiet
+	// machine's figure. Larger traces run once.
+	ScaleRuns int
 	// Dir keeps the binaries, traces and reports there (empty: a
 	// temporary directory, removed at the end).
 	Dir string
@@ -58,7 +63,7 @@ type options struct {
 // parseOptions reads the flags in args, with defaults from getenv.
 func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
 	var o options
-	var sizes, lasSizes, policyJobs, policyRuns string
+	var sizes, lasSizes, policyJobs, policyRuns, scaleRuns string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -71,6 +76,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&sizes, "sizes", getenv("BENCH_SIZES"), "comma-separated trace `sizes` (jobs) asrpt is replayed on (default "+ints(fullSizes)+"; quick "+ints(quickSizes)+"; env BENCH_SIZES)")
 	fs.StringVar(&lasSizes, "las-sizes", getenv("BENCH_LAS_SIZES"), "trace `sizes` las is replayed on, or none (default "+ints(fullLASSizes)+"; quick "+ints(quickLASSizes)+"; env BENCH_LAS_SIZES)")
 	fs.StringVar(&policyJobs, "policy-jobs", getenv("BENCH_POLICY_JOBS"), "trace size every policy is replayed on, 0 for none (default "+strconv.Itoa(fullPolicyJobs)+"; quick "+strconv.Itoa(quickPolicyJobs)+"; env BENCH_POLICY_JOBS)")
+	fs.StringVar(&scaleRuns, "scale-runs", getenv("BENCH_SCALE_RUNS"), "runs of each replay of -sizes and -las-sizes up to 1,000,000 jobs, the fastest kept (default 3; quick 1; env BENCH_SCALE_RUNS)")
 	fs.StringVar(&policyRuns, "policy-runs", getenv("BENCH_POLICY_RUNS"), "replays of each policy, the fastest kept (default 3; quick 1; env BENCH_POLICY_RUNS)")
 	fs.StringVar(&o.Dir, "dir", getenv("BENCH_DIR"), "keep binaries, traces and reports in `dir` (default: a temporary directory, removed; env BENCH_DIR)")
 	fs.StringVar(&o.Ranges, "ranges", "test/bench/ranges.toml", "the recorded ranges `file`")
@@ -102,6 +108,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		return o, err
 	}
 	if o.PolicyRuns, err = parseCount("policy-runs", policyRuns, pick([]int{3}, []int{1})[0], 1); err != nil {
+		return o, err
+	}
+	if o.ScaleRuns, err = parseCount("scale-runs", scaleRuns, pick([]int{3}, []int{1})[0], 1); err != nil {
 		return o, err
 	}
 	if !(o.TimeoutFactor > 0) || o.Timeout <= 0 {
