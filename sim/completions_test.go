@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// TestCompletionsOrder: pops come out by time, then push order, whatever
-// the pushes and pops in between.
+// TestCompletionsOrder: the heap pops completions by time, then push
+// order, whatever the pushes and pops in between.
 func TestCompletionsOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 9))
-	var h completions
+	h := completions{less: completionFirst}
 	var ref []completion
 	seq := 0
 	for step := range 5000 {
-		if len(h) == 0 || rng.IntN(3) > 0 {
+		if h.Len() == 0 || rng.IntN(3) > 0 {
 			seq++
 			c := completion{at: float64(rng.IntN(50)), seq: seq}
 			h.push(c)
@@ -35,7 +35,7 @@ func TestCompletionsOrder(t *testing.T) {
 		}
 		ref = ref[1:]
 	}
-	if len(h) != len(ref) {
-		t.Fatalf("%d left, want %d", len(h), len(ref))
+	if h.Len() != len(ref) {
+		t.Fatalf("%d left, want %d", h.Len(), len(ref))
 	}
 }

@@ -111,7 +111,7 @@ func computeLowerBound[S jobSource](jobs S, g int) LowerBound {
 // seconds) of preemptive shortest-remaining-virtual-size-first on A1.
 func virtualSRPT[S jobSource](jobs S, g int) float64 {
 	var total float64
-	h := &vHeap{byLeft: true}
+	h := &minHeap[vJob]{less: bySizeLeft}
 	clock := math.Inf(-1)
 	i, n := 0, jobs.Len()
 	for i < n || h.Len() > 0 {
@@ -128,7 +128,7 @@ func virtualSRPT[S jobSource](jobs S, g int) float64 {
 			nextArrival = jobs.Submit(i)
 		}
 		// Run the shortest job until it finishes or the next arrival.
-		top := &h.jobs[0]
+		top := h.top()
 		if clock+top.left <= nextArrival {
 			clock += top.left
 			total += clock - top.submit
@@ -157,7 +157,7 @@ func meanBusy[S jobSource](jobs S, g int) float64 {
 	}
 	origin := jobs.Submit(0)
 	var total float64
-	h := &vHeap{}
+	h := &minHeap[vJob]{less: bySize}
 	clock := math.Inf(-1)
 	i := 0
 	for i < n || h.Len() > 0 {
@@ -176,7 +176,7 @@ func meanBusy[S jobSource](jobs S, g int) float64 {
 			nextArrival = jobs.Submit(i) - origin
 		}
 		// Run the smallest job until it finishes or the next arrival.
-		top := &h.jobs[0]
+		top := h.top()
 		a := clock
 		done := clock+top.left <= nextArrival
 		if done {
@@ -200,23 +200,12 @@ type vJob struct {
 	seq                int
 }
 
-// vHeap is a binary min-heap of jobs ordered by remaining size (byLeft,
-// for SRPT) or by original size, then by submit time, then by index. It is
-// written out rather than built on container/heap so that a push does not
-// allocate.
-type vHeap struct {
-	jobs   []vJob
-	byLeft bool
-}
+// bySizeLeft orders jobs on A1 by remaining size (SRPT), then submit
+// time, then index; bySize by original size instead.
+func bySizeLeft(a, b *vJob) bool { return vLess(a.left, b.left, a, b) }
+func bySize(a, b *vJob) bool     { return vLess(a.size, b.size, a, b) }
 
-func (h *vHeap) Len() int { return len(h.jobs) }
-
-func (h *vHeap) less(i, j int) bool {
-	a, b := &h.jobs[i], &h.jobs[j]
-	ka, kb := a.size, b.size
-	if h.byLeft {
-		ka, kb = a.left, b.left
-	}
+func vLess(ka, kb float64, a, b *vJob) bool {
 	if ka != kb {
 		return ka < kb
 	}
@@ -224,38 +213,4 @@ func (h *vHeap) less(i, j int) bool {
 		return a.submit < b.submit
 	}
 	return a.seq < b.seq
-}
-
-func (h *vHeap) push(x vJob) {
-	h.jobs = append(h.jobs, x)
-	for i := len(h.jobs) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			break
-		}
-		h.jobs[i], h.jobs[parent] = h.jobs[parent], h.jobs[i]
-		i = parent
-	}
-}
-
-// pop removes the top job. Lowering the top job's key in place (as SRPT
-// does) keeps the heap ordered, so no fix-up is needed for that.
-func (h *vHeap) pop() {
-	last := len(h.jobs) - 1
-	h.jobs[0] = h.jobs[last]
-	h.jobs = h.jobs[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < last && h.less(l, m) {
-			m = l
-		}
-		if l+1 < last && h.less(l+1, m) {
-			m = l + 1
-		}
-		if m == i {
-			return
-		}
-		h.jobs[i], h.jobs[m] = h.jobs[m], h.jobs[i]
-		i = m
-	}
 }

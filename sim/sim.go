@@ -160,55 +160,16 @@ type completion struct {
 	st      *state
 }
 
-// completions is a binary min-heap of completions by time, then push
-// order, written out rather than built on container/heap so that a push
-// or a pop does not box a completion into an interface.
-type completions []completion
+// completions is the completions to come, a heap by time, then push
+// order.
+type completions = minHeap[completion]
 
-func (c completions) less(i, j int) bool {
-	if c[i].at != c[j].at {
-		return c[i].at < c[j].at
+// completionFirst orders completions by time, then push order.
+func completionFirst(a, b *completion) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return c[i].seq < c[j].seq
-}
-
-func (c *completions) push(x completion) {
-	*c = append(*c, x)
-	h := *c
-	for i := len(h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			break
-		}
-		h[i], h[parent] = h[parent], h[i]
-		i = parent
-	}
-}
-
-// pop removes and returns the earliest completion; c must not be empty.
-func (c *completions) pop() completion {
-	h := *c
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h[last] = completion{}
-	h = h[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < last && h.less(l, m) {
-			m = l
-		}
-		if l+1 < last && h.less(l+1, m) {
-			m = l + 1
-		}
-		if m == i {
-			break
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-	*c = h
-	return top
+	return a.seq < b.seq
 }
 
 // Prepare returns the jobs the replay will run: copies of the trace's jobs,
@@ -396,7 +357,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 	// job.Job are garbage.
 	states := make([]*state, n)
 	free := placement.NewFree(cfg.Cluster)
-	var comps completions
+	comps := completions{less: completionFirst}
 	nsamples := cfg.QueueSamples
 	if nsamples <= 0 {
 		nsamples = 1000
@@ -427,8 +388,8 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 		if next < n {
 			at = jobs.Submit(next)
 		}
-		if len(comps) > 0 {
-			at = math.Min(at, comps[0].at)
+		if comps.Len() > 0 {
+			at = math.Min(at, comps.top().at)
 		}
 		at = math.Min(at, pol.NextEvent(now))
 		if math.IsInf(at, 1) {
@@ -448,7 +409,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 		now = at
 		res.Events++
 		// Completions first: their GPUs are free for this event's decisions.
-		for len(comps) > 0 && comps[0].at <= now {
+		for comps.Len() > 0 && comps.top().at <= now {
 			if err := poll(); err != nil {
 				return nil, err
 			}
