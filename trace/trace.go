@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -141,7 +142,7 @@ func ReadFile(path string, f Format) ([]job.Job, error) {
 
 // ReadFileStats is ReadFile with options, also returning what was skipped.
 func ReadFileStats(path string, f Format, opt Options) ([]job.Job, Stats, error) {
-	t, st, err := ReadTableFile(path, f, opt)
+	t, st, err := ReadTableFile(context.Background(), path, f, opt)
 	if err != nil {
 		return nil, st, err
 	}
@@ -168,16 +169,17 @@ func ReadStats(r io.Reader, name string, f Format, opt Options) ([]job.Job, Stat
 
 // ReadTableFile is ReadFileStats into a compact job.Table, for traces of
 // millions of jobs: the file is read as a stream, one row at a time, and
-// each job is held in its compact form only.
-func ReadTableFile(path string, f Format, opt Options) (*job.Table, Stats, error) {
+// each job is held in its compact form only. Reading stops with ctx's
+// error soon after ctx is done.
+func ReadTableFile(ctx context.Context, path string, f Format, opt Options) (*job.Table, Stats, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, Stats{}, fmt.Errorf("trace: %w", err)
 	}
 	defer fh.Close()
-	var r io.Reader = fh
+	var r io.Reader = ctxReader{ctx, fh}
 	if strings.HasSuffix(strings.ToLower(path), ".gz") {
-		zr, err := gzip.NewReader(fh)
+		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, Stats{}, fmt.Errorf("trace: %s: %w", path, err)
 		}
@@ -185,6 +187,19 @@ func ReadTableFile(path string, f Format, opt Options) (*job.Table, Stats, error
 		r = zr
 	}
 	return ReadTable(r, path, f, opt)
+}
+
+// ctxReader reads from r until ctx is done, then fails with ctx's error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // ReadTable is ReadStats into a compact job.Table, sorted the same way.

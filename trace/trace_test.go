@@ -3,8 +3,11 @@ package trace
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -127,4 +130,22 @@ func gzipBytes(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestReadTableFileCancelled: a done context stops the read with its
+// error, naming nothing half read.
+func TestReadTableFileCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(path, []byte("id,submit,user,gpus,run_time\n1,10,u,1,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tab, _, err := ReadTableFile(ctx, path, Native, Options{})
+	if !errors.Is(err, context.Canceled) || tab != nil {
+		t.Errorf("cancelled read: %v, %v", tab, err)
+	}
+	if tab, _, err := ReadTableFile(context.Background(), path, Native, Options{}); err != nil || tab.Len() != 1 {
+		t.Errorf("read: %v, %v", tab, err)
+	}
 }

@@ -135,7 +135,7 @@ func (f *replayFlags) cluster() (*cluster.Cluster, error) {
 
 // workload returns the jobs to replay as a compact table: the trace,
 // read as a stream, or the generated workload.
-func (f *replayFlags) workload(c *cluster.Cluster, stderr io.Writer) (*job.Table, error) {
+func (f *replayFlags) workload(ctx context.Context, c *cluster.Cluster, stderr io.Writer) (*job.Table, error) {
 	if f.tracePath == "" {
 		cfg := trace.DefaultGenConfig()
 		cfg.Jobs, cfg.Seed, cfg.Load = f.jobs, f.seed, f.load
@@ -154,7 +154,7 @@ func (f *replayFlags) workload(c *cluster.Cluster, stderr io.Writer) (*job.Table
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	jobs, stats, err := trace.ReadTableFile(f.tracePath, format, trace.Options{})
+	jobs, stats, err := trace.ReadTableFile(ctx, f.tracePath, format, trace.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +194,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		// equal shares among each account's users.
 		env.Site.AccountShares = shares
 	}
-	jobs, err := f.workload(c, stderr)
+	jobs, err := f.workload(ctx, c, stderr)
 	if err != nil {
 		return err
 	}
