@@ -5,16 +5,36 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 )
 
+// ErrNotRegular marks a path that exists and is not a regular file (a
+// device such as /dev/null, a pipe, a directory): writing through a
+// temporary file renamed over it would replace it, so it is refused.
+var ErrNotRegular = errors.New("not a regular file (a device, pipe or directory is never replaced)")
+
+// replaceable returns an error naming path unless path is missing or a
+// regular file (a link to one included).
+func replaceable(path string) error {
+	st, err := os.Stat(path)
+	if err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("write %s: %w", path, ErrNotRegular)
+	}
+	return nil
+}
+
 // Write creates or replaces path (mode 0644) with what write writes. The
 // writer is buffered. On any error the temporary file is removed, path is
-// left as it was, and the error names path.
+// left as it was, and the error names path. A path that exists and is
+// not a regular file is refused (ErrNotRegular).
 func Write(path string, write func(io.Writer) error) (err error) {
+	if err := replaceable(path); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -59,8 +79,13 @@ type staged struct{ tmp, path string }
 
 // Add writes path's content, through write, to a temporary file beside
 // path. On error nothing of the set stays behind: every file added so far
-// is removed too.
+// is removed too. A path that exists and is not a regular file is
+// refused (ErrNotRegular).
 func (s *Set) Add(path string, write func(io.Writer) error) error {
+	if err := replaceable(path); err != nil {
+		s.Abort()
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		s.Abort()

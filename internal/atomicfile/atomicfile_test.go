@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -84,5 +85,36 @@ func TestSetAllOrNothing(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("files after the set: %v", entries)
+	}
+}
+
+// TestNotRegular: a pipe (as /dev/null, a device) is never replaced by a
+// write, alone or in a set; a link to a regular file is written.
+func TestNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }
+	if err := Write(fifo, write); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("Write over a pipe: %v", err)
+	}
+	var s Set
+	ok := filepath.Join(dir, "ok")
+	if err := s.Add(ok, write); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(fifo, write); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("Set.Add of a pipe: %v", err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe was replaced: %v, %v", st, err)
+	}
+	if _, err := os.Stat(ok); !os.IsNotExist(err) {
+		t.Errorf("the set's other file is in place after a refused Add: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
