@@ -5,24 +5,22 @@ package atomicfile
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/asrpt/asrpt/internal/regularfile"
 )
 
-// ErrNotRegular marks a path that exists and is not a regular file (a
-// device such as /dev/null, a pipe, a directory): writing through a
-// temporary file renamed over it would replace it, so it is refused.
-var ErrNotRegular = errors.New("not a regular file (a device, pipe or directory is never replaced)")
-
-// replaceable returns an error naming path unless path is missing or a
-// regular file (a link to one included).
+// replaceable returns an error wrapping regularfile.ErrNotRegular, naming
+// path, when path exists and is not a regular file (a device such as
+// /dev/null, a pipe, a directory): a temporary file renamed over it would
+// replace it, so it is never written.
 func replaceable(path string) error {
 	st, err := os.Stat(path)
 	if err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("write %s: %w", path, ErrNotRegular)
+		return fmt.Errorf("write %s: %w (%s; never replaced)", path, regularfile.ErrNotRegular, st.Mode().Type())
 	}
 	return nil
 }
@@ -30,7 +28,7 @@ func replaceable(path string) error {
 // Write creates or replaces path (mode 0644) with what write writes. The
 // writer is buffered. On any error the temporary file is removed, path is
 // left as it was, and the error names path. A path that exists and is
-// not a regular file is refused (ErrNotRegular).
+// not a regular file is refused (regularfile.ErrNotRegular).
 func Write(path string, write func(io.Writer) error) (err error) {
 	if err := replaceable(path); err != nil {
 		return err
@@ -80,7 +78,7 @@ type staged struct{ tmp, path string }
 // Add writes path's content, through write, to a temporary file beside
 // path. On error nothing of the set stays behind: every file added so far
 // is removed too. A path that exists and is not a regular file is
-// refused (ErrNotRegular).
+// refused (regularfile.ErrNotRegular).
 func (s *Set) Add(path string, write func(io.Writer) error) error {
 	if err := replaceable(path); err != nil {
 		s.Abort()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/asrpt/asrpt/internal/regularfile"
 )
 
 func TestWrite(t *testing.T) {
@@ -97,7 +99,7 @@ func TestNotRegular(t *testing.T) {
 		t.Skipf("mkfifo: %v", err)
 	}
 	write := func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }
-	if err := Write(fifo, write); !errors.Is(err, ErrNotRegular) {
+	if err := Write(fifo, write); !errors.Is(err, regularfile.ErrNotRegular) {
 		t.Errorf("Write over a pipe: %v", err)
 	}
 	var s Set
@@ -105,7 +107,7 @@ func TestNotRegular(t *testing.T) {
 	if err := s.Add(ok, write); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(fifo, write); !errors.Is(err, ErrNotRegular) {
+	if err := s.Add(fifo, write); !errors.Is(err, regularfile.ErrNotRegular) {
 		t.Errorf("Set.Add of a pipe: %v", err)
 	}
 	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
