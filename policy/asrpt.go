@@ -113,18 +113,21 @@ func (v *VirtualMachine) Ascend(f func(t *Task) bool) { v.tree.Ascend(f) }
 // jobs of their GPU-count class ran.
 type asrpt struct {
 	starter
-	name     string
-	revised  bool
-	vm       *VirtualMachine
-	queue    *btree.BTreeG[*Task] // released jobs
-	nrel     int
-	run      running
-	waitTill float64 // earliest end of a consolidation wait, or +Inf
-	prof     profile
-	unseen   unseenClasses
-	wait     waitBound // the revised dispatch's bound on waiting
-	buf      []*Task
-	dec      decisions
+	name      string
+	revised   bool
+	vm        *VirtualMachine
+	queue     *btree.BTreeG[*Task] // released jobs
+	nrel      int
+	run       running
+	waitTill  float64 // earliest end of a consolidation wait, or +Inf
+	prof      profile
+	unseen    unseenClasses
+	wait      waitBound            // the revised dispatch's bound on waiting
+	late      *btree.BTreeG[*Task] // overdue jobs waiting for room at the front, by (due, seq)
+	frontGPUs int                  // GPUs asked for by the overdue jobs at the front
+	frontCap  int                  // most GPUs the front may ask for; 0: no cap
+	buf       []*Task
+	dec       decisions
 }
 
 var (
@@ -138,7 +141,11 @@ func newASRPT(name string, env *Env, revised bool) *asrpt {
 		est = estFit
 	}
 	a := &asrpt{starter: starter{env: env}, name: name, revised: revised,
-		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1)}
+		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1),
+		late: btree.NewG(btreeDegree, byDue)}
+	if revised && env != nil {
+		a.frontCap = frontCap(env.Params.OverdueShare, env.G)
+	}
 	if revised && env != nil {
 		a.wait = newWaitBound(env.Params)
 	} else {
@@ -183,21 +190,74 @@ func (a *asrpt) advance(now float64) {
 	a.promote(now)
 }
 
-// promote moves the jobs that became overdue by now to the front of the
-// release queue (released at now if the virtual machine still held them),
-// keyed by when they became overdue.
+// promote takes the jobs that became overdue by now. Without a cap on the
+// front (Params.OverdueShare 0) each moves to the front at once; with one,
+// each waits in its SRPT place, late, until admit finds room at the front.
 func (a *asrpt) promote(now float64) {
 	a.wait.popDue(now, func(t *Task) {
-		if t.released {
-			a.queue.Delete(t)
-		} else {
-			a.vm.Remove(t)
-			t.Released, t.released = now, true
-			a.nrel++
+		if a.frontCap > 0 {
+			t.late = true
+			a.late.ReplaceOrInsert(t)
+			return
 		}
-		t.key = t.due - overdueKeyBase
-		a.queue.ReplaceOrInsert(t)
+		a.front(now, t)
 	})
+	a.admit(now)
+}
+
+// frontCap returns the most GPUs the overdue jobs at the front may ask for
+// at once: share of g GPUs, at least 1; 0 (no cap) when share ≤ 0.
+func frontCap(share float64, g int) int {
+	if share <= 0 {
+		return 0
+	}
+	return max(int(share*float64(g)), 1)
+}
+
+// admit moves late jobs to the front, the earliest overdue first, while
+// the overdue jobs already there ask for fewer GPUs than the cap with it;
+// a job that alone asks for more is admitted when the front is empty.
+func (a *asrpt) admit(now float64) {
+	for {
+		t, ok := a.late.Min()
+		if !ok || (a.frontGPUs > 0 && a.frontGPUs+t.GPUs > a.frontCap) {
+			return
+		}
+		a.late.Delete(t)
+		t.late = false
+		a.frontGPUs += t.GPUs
+		a.front(now, t)
+	}
+}
+
+// leaveFront accounts for t leaving the waiting jobs (started, withdrawn)
+// if it was overdue, and clears its overdue mark so that a job restored
+// later waits afresh; the caller admits late jobs into the room it leaves.
+// Call it after a.wait.remove(t).
+func (a *asrpt) leaveFront(t *Task) {
+	switch {
+	case t.late:
+		a.late.Delete(t)
+		t.late = false
+	case t.overdue && a.frontCap > 0:
+		a.frontGPUs -= t.GPUs
+	}
+	t.overdue = false
+}
+
+// front moves overdue job t to the front of the release queue (released at
+// now if the virtual machine still held it), keyed by when it became
+// overdue.
+func (a *asrpt) front(now float64, t *Task) {
+	if t.released {
+		a.queue.Delete(t)
+	} else {
+		a.vm.Remove(t)
+		t.Released, t.released = now, true
+		a.nrel++
+	}
+	t.key = t.due - overdueKeyBase
+	a.queue.ReplaceOrInsert(t)
 }
 
 func (a *asrpt) release(t *Task, at float64) {
@@ -226,11 +286,13 @@ func (a *asrpt) Withdraw(now float64, t *Task) {
 	}
 	a.advance(now)
 	a.wait.remove(t)
+	a.leaveFront(t)
 	if t.released {
 		a.queue.Delete(t)
 	} else {
 		a.vm.Remove(t)
 	}
+	a.admit(now)
 }
 
 // Restore puts t back with remaining virtual work. Under paper mode a
@@ -268,7 +330,7 @@ func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 	a.sizeUnseen(t)
 	p := a.size(t)
 	switch {
-	case t.overdue:
+	case t.overdue && !t.late:
 		// Keeps its place at the front of the queue.
 		t.virtual = p
 		return
@@ -282,7 +344,9 @@ func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 		t.virtual = p
 		a.vm.Advance(now, a.release)
 	}
-	a.wait.add(t) // the relative bound moves with the prediction
+	if !t.overdue {
+		a.wait.add(t) // the relative bound moves with the prediction
+	}
 	a.promote(now)
 }
 
@@ -349,6 +413,7 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 func (a *asrpt) started(t *Task) {
 	a.wait.remove(t)
 	a.wait.started(t.Start, t)
+	a.leaveFront(t)
 	if t.released {
 		a.queue.Delete(t)
 	} else {

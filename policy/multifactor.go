@@ -60,6 +60,7 @@ func newMultifactor(name string, env *Env, factor bool) *multifactor {
 		p := env.Params
 		p.WaitScale = m.site.WaitScale
 		m.inner.wait = newWaitBound(p)
+		m.inner.frontCap = frontCap(m.site.OverdueShare, env.G)
 	}
 	return m
 }

@@ -27,7 +27,7 @@ const (
 
 // ParamError is a Params value out of range. Name is the tunable's
 // snake_case name (comm_heavy, tau, slack, depth, reservations, unseen,
-// rank, wait_limit, wait_factor, wait_scale): the sidecar configuration's key under policy., and with '-' for
+// rank, wait_limit, wait_factor, wait_scale, overdue_share): the sidecar configuration's key under policy., and with '-' for
 // '_' the replay's flag.
 type ParamError struct {
 	Name  string
@@ -48,7 +48,8 @@ func (e *ParamError) Error() string {
 //   - Reservations: ≥ 0 (0: none; the sidecar asks for ≥ 1);
 //   - Unseen and Rank: one of their named values;
 //   - WaitLimit: a finite number of seconds in 0..MaxWaitLimit (0: none);
-//   - WaitFactor, WaitScale: a finite number in 0..MaxWaitFactor (0: none).
+//   - WaitFactor, WaitScale: a finite number in 0..MaxWaitFactor (0: none);
+//   - OverdueShare: a finite number in 0..1 (0: no cap).
 //
 // NaN and infinities are out of every range.
 func (p Params) Validate() error {
@@ -86,5 +87,8 @@ func (p Params) Validate() error {
 	if err := num("wait_factor", p.WaitFactor, 0, MaxWaitFactor); err != nil {
 		return err
 	}
-	return num("wait_scale", p.WaitScale, 0, MaxWaitFactor)
+	if err := num("wait_scale", p.WaitScale, 0, MaxWaitFactor); err != nil {
+		return err
+	}
+	return num("overdue_share", p.OverdueShare, 0, 1)
 }

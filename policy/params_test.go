@@ -39,6 +39,8 @@ func TestParamsValidate(t *testing.T) {
 		{"wait_factor NaN", func(p *Params) { p.WaitFactor = math.NaN() }, "wait_factor", "NaN"},
 		{"wait_factor past max", func(p *Params) { p.WaitFactor = 2e6 }, "wait_factor", "2e+06"},
 		{"wait_scale negative", func(p *Params) { p.WaitScale = -2 }, "wait_scale", "-2"},
+		{"overdue_share past 1", func(p *Params) { p.OverdueShare = 1.5 }, "overdue_share", "policy overdue_share 1.5: want a finite number in 0..1"},
+		{"overdue_share NaN", func(p *Params) { p.OverdueShare = math.NaN() }, "overdue_share", "NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

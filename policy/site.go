@@ -22,6 +22,9 @@ type Site struct {
 	// waiting by default (DefaultFactorWaitScale), the priority mode keeps
 	// the strict A-SRPT order unless told otherwise.
 	WaitScale float64
+	// OverdueShare is asrpt-factor's Params.OverdueShare, in place of the
+	// Params' own (DefaultFactorOverdueShare by default).
+	OverdueShare float64
 }
 
 // DefaultFactorWaitScale is the relative wait bound of the factor mode
@@ -29,19 +32,28 @@ type Site struct {
 // chosen on the quality suite (README, "Living with the site's policy").
 const DefaultFactorWaitScale = 200
 
+// DefaultFactorOverdueShare caps the factor mode's front (Params.
+// OverdueShare of asrpt-factor and of the sidecar's factor mode): the
+// overdue jobs at the front ask for at most half the cluster's GPUs,
+// chosen on the quality suite with DefaultFactorWaitScale (README,
+// "Living with the site's policy").
+const DefaultFactorOverdueShare = 0.5
+
 // ExampleSite is the multifactor configuration replayed when no slurm.conf
 // is given: the weights and time constants of the configuration example
 // in Slurm's multifactor documentation (PriorityWeightFairshare=10000,
 // PriorityWeightAge, JobSize and Partition 1000, QOS 0,
 // PriorityDecayHalfLife and PriorityMaxAge 14 days, PriorityFavorSmall=NO),
 // Fair Tree, a 5-minute PriorityCalcPeriod, equal shares,
-// DefaultSiteFactorMax and DefaultFactorWaitScale.
+// DefaultSiteFactorMax, DefaultFactorWaitScale and
+// DefaultFactorOverdueShare.
 func ExampleSite() *Site {
 	p := slurmconf.DefaultPriorityConf()
 	p.Type = "priority/multifactor"
 	p.WeightAge, p.WeightFairshare, p.WeightJobSize, p.WeightPartition, p.WeightQOS = 1000, 10000, 1000, 1000, 0
 	p.DecayHalfLife, p.MaxAge = 14*86400, 14*86400
-	return &Site{Priority: p, SiteFactorMax: DefaultSiteFactorMax, WaitScale: DefaultFactorWaitScale}
+	return &Site{Priority: p, SiteFactorMax: DefaultSiteFactorMax,
+		WaitScale: DefaultFactorWaitScale, OverdueShare: DefaultFactorOverdueShare}
 }
 
 func (s *Site) accountShares(account string) float64 {

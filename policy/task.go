@@ -122,6 +122,15 @@ type Params struct {
 	// days, only the jobs left far behind the others move to the front.
 	// 0: no such bound.
 	WaitScale float64
+	// OverdueShare caps the front, as a share of the cluster's GPUs: the
+	// overdue jobs at the front of the A-SRPT order ask for at most
+	// OverdueShare·G GPUs together (one job at least). A job that becomes
+	// overdue beyond the cap keeps its SRPT place, late, and moves to the
+	// front, the earliest overdue first, when the jobs there start and
+	// leave room. Under overload many jobs become overdue at once; the cap
+	// keeps them from turning the whole order first come, first served.
+	// 0: no cap, every overdue job moves to the front at once.
+	OverdueShare float64
 }
 
 // RecentStarts is how many of the latest starts WaitScale's mean wait is
@@ -237,6 +246,7 @@ type Task struct {
 	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
 	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
 	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
+	late      bool    // A-SRPT: overdue, waiting in its SRPT place for room at the front
 	prio      float64 // multifactor: the priority Slurm computes, without the site factor
 	site      uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
 	tier      uint32  // multifactor: the PriorityTier of the job's partition

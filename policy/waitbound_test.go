@@ -140,3 +140,67 @@ func TestWaitScale(t *testing.T) {
 		t.Fatalf("pending %v at the bound, want a first", got)
 	}
 }
+
+// TestOverdueShare checks the cap on the front: overdue jobs move to the
+// front while they ask for at most OverdueShare·G GPUs together, the
+// others keep their SRPT place until a job at the front starts or leaves,
+// then move in the order they became overdue; a job larger than the cap
+// moves when the front is empty, and starts leave nothing counted.
+func TestOverdueShare(t *testing.T) {
+	params := DefaultParams()
+	params.WaitLimit = 1000
+	params.OverdueShare = 0.5 // 4 of 8 GPUs
+	env := NewEnv(cluster.Uniform(1, 8), params)
+	pol, _ := New("asrpt", env)
+	a := pol.(*asrpt)
+	// Sizes (g/G)·d: a 2500, b 2000, c 1.25, d 2.5; due at 1000..1003.
+	ts := newTasks(t, env, [][2]float64{{4, 5000}, {4, 4000}, {1, 10}, {1, 20}})
+	for _, task := range ts {
+		pol.Arrive(task.Submit, task)
+	}
+	full := fullFree(t, env)
+	pol.Schedule(1001.5, full)
+	if got := ids(pol.Pending()); !equal(got, []string{"a", "c", "d", "b"}) {
+		t.Fatalf("pending %v, want [a c d b] (a at the front, b overdue past the cap keeps its place)", got)
+	}
+	pol.Schedule(1003.5, full) // c and d overdue too: late behind b
+	if got := ids(pol.Pending()); !equal(got, []string{"a", "c", "d", "b"}) {
+		t.Fatalf("pending %v, want [a c d b]", got)
+	}
+	if a.frontGPUs != 4 || a.late.Len() != 3 {
+		t.Fatalf("front %d GPUs, %d late; want 4 and 3", a.frontGPUs, a.late.Len())
+	}
+	// a leaves: b, the earliest overdue, fills the front; c would exceed it.
+	pol.Withdraw(1004, ts[0])
+	if got := ids(pol.Pending()); !equal(got, []string{"b", "c", "d"}) {
+		t.Fatalf("after Withdraw: pending %v, want [b c d]", got)
+	}
+	if a.frontGPUs != 4 || a.late.Len() != 2 {
+		t.Fatalf("after Withdraw: front %d GPUs, %d late; want 4 and 2", a.frontGPUs, a.late.Len())
+	}
+	// Everything starts on an empty node; nothing stays counted.
+	if ds := pol.Schedule(1005, placement.NewFree(env.Cluster)); len(ds) != 3 {
+		t.Fatalf("%d starts, want 3", len(ds))
+	}
+	if a.frontGPUs != 0 || a.late.Len() != 0 || len(pol.Pending()) != 0 {
+		t.Fatalf("after the starts: front %d GPUs, %d late, %d pending; want none", a.frontGPUs, a.late.Len(), len(pol.Pending()))
+	}
+	for _, task := range ts[1:] {
+		if task.overdue || task.late {
+			t.Errorf("%s started still marked overdue %v, late %v", task.Job.ID, task.overdue, task.late)
+		}
+	}
+
+	// A job larger than the cap moves to the front when the front is empty.
+	params.OverdueShare = 0.25 // 2 of 8 GPUs
+	env = NewEnv(cluster.Uniform(1, 8), params)
+	pol, _ = New("asrpt", env)
+	ts = newTasks(t, env, [][2]float64{{8, 5000}, {1, 10}})
+	for _, task := range ts {
+		pol.Arrive(task.Submit, task)
+	}
+	pol.Schedule(1000, fullFree(t, env))
+	if got := ids(pol.Pending()); !equal(got, []string{"a", "b"}) {
+		t.Fatalf("cap 2 GPUs: pending %v, want [a b] (an 8-GPU job alone at the front)", got)
+	}
+}

@@ -193,11 +193,13 @@ func DefaultConfig() Config {
 }
 
 // factorParams are the policy defaults of the factor mode: DefaultParams
-// with the factor mode's wait bound (policy.DefaultFactorWaitScale). A
-// file that sets write_mode = "priority" and no wait_scale gets none.
+// with the factor mode's wait bound (policy.DefaultFactorWaitScale) and
+// cap on the front (policy.DefaultFactorOverdueShare). A file that sets
+// write_mode = "priority" and no wait_scale or overdue_share gets neither.
 func factorParams() policy.Params {
 	p := policy.DefaultParams()
 	p.WaitScale = policy.DefaultFactorWaitScale
+	p.OverdueShare = policy.DefaultFactorOverdueShare
 	return p
 }
 
@@ -320,6 +322,9 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		// The priority mode keeps the strict order unless told otherwise
 		// (README, "Living with the site's policy").
 		c.Params.WaitScale = 0
+	}
+	if _, set := lines["policy.overdue_share"]; !set && c.WriteMode == WritePriority {
+		c.Params.OverdueShare = 0
 	}
 	ps = append(ps, c.validate(name, lines)...)
 	sort.SliceStable(ps, func(i, j int) bool {
@@ -814,6 +819,7 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"policy.wait_limit", seconds(&c.Params.WaitLimit)},
 		{"policy.wait_factor", float(&c.Params.WaitFactor)},
 		{"policy.wait_scale", float(&c.Params.WaitScale)},
+		{"policy.overdue_share", float(&c.Params.OverdueShare)},
 		{"predictor.name", str(&c.Predictor)},
 		{"predictor.retrain_interval", dur(&c.Retrain)},
 		{"predictor.history", dur(&c.History)},

@@ -262,27 +262,28 @@ func TestParseConfigWriteKeys(t *testing.T) {
 	}
 }
 
-// TestWaitScaleDefault checks the wait bound's default per write mode: the
-// factor mode bounds waiting (policy.DefaultFactorWaitScale), the priority
-// mode keeps the strict order, and a value set in the file wins in both;
-// the replay-only policies are refused.
+// TestWaitScaleDefault checks the wait bound's defaults per write mode:
+// the factor mode bounds waiting (policy.DefaultFactorWaitScale) and caps
+// the front (policy.DefaultFactorOverdueShare), the priority mode keeps
+// the strict order, and a value set in the file wins in both; the
+// replay-only policies are refused.
 func TestWaitScaleDefault(t *testing.T) {
 	base := "[slurm]\nurl = \"unix:///run/slurmrestd.sock\"\n"
 	for _, tc := range []struct {
-		name, conf string
-		want       float64
+		name, conf  string
+		scale, cap0 float64
 	}{
-		{"factor default", base, policy.DefaultFactorWaitScale},
-		{"priority default", base + "[sidecar]\nwrite_mode = \"priority\"\n", 0},
-		{"priority set", base + "[sidecar]\nwrite_mode = \"priority\"\n[policy]\nwait_scale = 50.0\n", 50},
-		{"factor set off", base + "[policy]\nwait_scale = 0.0\n", 0},
+		{"factor default", base, policy.DefaultFactorWaitScale, policy.DefaultFactorOverdueShare},
+		{"priority default", base + "[sidecar]\nwrite_mode = \"priority\"\n", 0, 0},
+		{"priority set", base + "[sidecar]\nwrite_mode = \"priority\"\n[policy]\nwait_scale = 50.0\noverdue_share = 0.25\n", 50, 0.25},
+		{"factor set off", base + "[policy]\nwait_scale = 0.0\noverdue_share = 0.0\n", 0, 0},
 	} {
 		c, err := ParseConfig([]byte(tc.conf), "asrpt.toml")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if c.Params.WaitScale != tc.want {
-			t.Errorf("%s: wait_scale %v, want %v", tc.name, c.Params.WaitScale, tc.want)
+		if c.Params.WaitScale != tc.scale || c.Params.OverdueShare != tc.cap0 {
+			t.Errorf("%s: wait_scale %v, overdue_share %v; want %v, %v", tc.name, c.Params.WaitScale, c.Params.OverdueShare, tc.scale, tc.cap0)
 		}
 	}
 	for _, name := range []string{"multifactor", "asrpt-factor"} {
@@ -293,5 +294,8 @@ func TestWaitScaleDefault(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(base+"[policy]\nwait_scale = -1.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.wait_scale") {
 		t.Errorf("negative wait_scale: err %v", err)
+	}
+	if _, err := ParseConfig([]byte(base+"[policy]\noverdue_share = 2.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.overdue_share") {
+		t.Errorf("overdue_share 2: err %v", err)
 	}
 }

@@ -22,6 +22,7 @@ func policyFlags(fs *flag.FlagSet, p *policy.Params) func() error {
 	fs.Var(secondsFlag{p: &p.WaitLimit, zero: true}, "wait-limit", "A-SRPT: a job waiting this long moves to the front of the order (seconds or 90m, 24h, 2d; 0: no bound)")
 	fs.Float64Var(&p.WaitScale, "wait-scale", p.WaitScale, "A-SRPT: a job waiting this many times the mean wait of the last 128 jobs started (at least 10 minutes) moves to the front (0: no bound)")
 	fs.Float64Var(&p.WaitFactor, "wait-factor", p.WaitFactor, "A-SRPT: a job waiting this many times its predicted run time (at least 10 minutes) moves to the front (0: no bound)")
+	fs.Float64Var(&p.OverdueShare, "overdue-share", p.OverdueShare, "A-SRPT: the overdue jobs at the front ask for at most this share of the GPUs together, the others keep their place until room frees (0..1; 0: no cap)")
 	return func() error {
 		u, err := policy.ParseUnseen(*unseen)
 		if err != nil {

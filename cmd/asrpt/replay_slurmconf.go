@@ -24,6 +24,7 @@ func loadSlurmCluster(dir string) (*cluster.Cluster, error) {
 type siteOptions struct {
 	siteFactorMax uint64
 	waitScale     float64
+	overdueShare  float64
 }
 
 // siteFlags registers the multifactor model's flags on fs.
@@ -33,6 +34,8 @@ func siteFlags(fs *flag.FlagSet) *siteOptions {
 		"asrpt-factor: the site factor of the head of the A-SRPT order, Slurm priority points (the tail gets 0)")
 	fs.Float64Var(&o.waitScale, "factor-wait-scale", policy.DefaultFactorWaitScale,
 		"asrpt-factor: --wait-scale of the factor mode (a job waiting this many times the recent mean wait moves to the front; 0: none)")
+	fs.Float64Var(&o.overdueShare, "factor-overdue-share", policy.DefaultFactorOverdueShare,
+		"asrpt-factor: --overdue-share of the factor mode (the overdue jobs at the front ask for at most this share of the GPUs; 0..1, 0: no cap)")
 	return o
 }
 
@@ -58,6 +61,9 @@ func (o *siteOptions) site(dir string) (*policy.Site, error) {
 	if !(o.waitScale >= 0 && o.waitScale <= policy.MaxWaitFactor) {
 		return nil, fmt.Errorf("%w: --factor-wait-scale %v: want a finite number in 0..%g", errUsage, o.waitScale, float64(policy.MaxWaitFactor))
 	}
-	s.SiteFactorMax, s.WaitScale = uint32(o.siteFactorMax), o.waitScale
+	if !(o.overdueShare >= 0 && o.overdueShare <= 1) {
+		return nil, fmt.Errorf("%w: --factor-overdue-share %v: want a number in 0..1", errUsage, o.overdueShare)
+	}
+	s.SiteFactorMax, s.WaitScale, s.OverdueShare = uint32(o.siteFactorMax), o.waitScale, o.overdueShare
 	return s, nil
 }
