@@ -30,14 +30,14 @@ type Site struct {
 // DefaultFactorWaitScale is the relative wait bound of the factor mode
 // (Params.WaitScale of asrpt-factor and of the sidecar's factor mode),
 // chosen on the quality suite (README, "Living with the site's policy").
-const DefaultFactorWaitScale = 200
+const DefaultFactorWaitScale = 150
 
 // DefaultFactorOverdueShare caps the factor mode's front (Params.
 // OverdueShare of asrpt-factor and of the sidecar's factor mode): the
-// overdue jobs at the front ask for at most half the cluster's GPUs,
+// overdue jobs at the front ask for at most a quarter of the GPUs,
 // chosen on the quality suite with DefaultFactorWaitScale (README,
 // "Living with the site's policy").
-const DefaultFactorOverdueShare = 0.5
+const DefaultFactorOverdueShare = 0.25
 
 // ExampleSite is the multifactor configuration replayed when no slurm.conf
 // is given: the weights and time constants of the configuration example
