@@ -144,10 +144,8 @@ func newASRPT(name string, env *Env, revised bool) *asrpt {
 		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1),
 		late: btree.NewG(btreeDegree, byDue)}
 	if revised && env != nil {
-		a.frontCap = frontCap(env.Params.OverdueShare, env.G)
-	}
-	if revised && env != nil {
 		a.wait = newWaitBound(env.Params)
+		a.frontCap = frontCap(env.Params.OverdueShare, env.G)
 	} else {
 		a.wait = newWaitBound(Params{})
 	}
@@ -232,7 +230,8 @@ func (a *asrpt) admit(now float64) {
 
 // leaveFront accounts for t leaving the waiting jobs (started, withdrawn)
 // if it was overdue, and clears its overdue mark so that a job restored
-// later waits afresh; the caller admits late jobs into the room it leaves.
+// later waits afresh. Late jobs move into the room it leaves at once after
+// a Withdraw, and at the next promote after a start (the next event).
 // Call it after a.wait.remove(t).
 func (a *asrpt) leaveFront(t *Task) {
 	switch {
