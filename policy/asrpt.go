@@ -428,6 +428,9 @@ func (a *asrpt) schedulePaper(now float64, free *placement.Free) []*Task {
 		if free.Total() == 0 {
 			return false
 		}
+		if t.Blocked {
+			return true // held back by Slurm: the next job is the head
+		}
 		p, alpha, ok := a.place(t, free)
 		if ok && !a.consolidated(t, alpha) {
 			if deadline := t.Released + a.env.Params.Tau*t.virtual; now < deadline {
@@ -464,6 +467,9 @@ func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 	visit := func(t *Task) bool {
 		if free.Total() == 0 {
 			return false
+		}
+		if t.Blocked {
+			return true // neither starts nor reserves
 		}
 		seen++
 		if depth > 0 && seen > depth {

@@ -291,6 +291,9 @@ func (c *scan) visit(t *Task) bool {
 	if free.Total() == 0 {
 		return false
 	}
+	if t.Blocked {
+		return true // neither starts, nor blocks, nor reserves
+	}
 	c.seen++
 	if c.depth > 0 && c.seen > c.depth {
 		return false

@@ -245,19 +245,25 @@ func (p *easyPP) Schedule(now float64, free *placement.Free) []Decision {
 		return true
 	}
 	// FCFS: start jobs in submit order while they fit.
+	// A blocked job is passed over: it neither starts nor is the head.
 	var head *Task
-	for free.Total() > 0 && (depth <= 0 || seen < depth) {
-		t, ok := p.fcfs.Min()
-		if !ok {
-			break
+	p.fcfs.Ascend(func(t *Task) bool {
+		if free.Total() == 0 || (depth > 0 && seen >= depth) {
+			return false
+		}
+		if t.Blocked {
+			return true
 		}
 		seen++
 		pl, alpha, fits := p.place(t, free)
 		if !fits || !begin(t, pl, alpha) {
 			head = t
-			break
+			return false
 		}
-		p.fcfs.DeleteMin()
+		return true
+	})
+	for _, t := range started {
+		p.fcfs.Delete(t)
 		p.sjbf.Delete(t)
 	}
 	if head != nil && free.Total() > 0 {
@@ -268,7 +274,7 @@ func (p *easyPP) Schedule(now float64, free *placement.Free) []Decision {
 			if free.Total() == 0 || (depth > 0 && seen >= depth) {
 				return false
 			}
-			if t == head {
+			if t == head || t.Blocked {
 				return true
 			}
 			seen++

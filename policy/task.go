@@ -225,6 +225,13 @@ type Task struct {
 	// UnseenAtSubmit reports that the predictor knew nothing like the job
 	// when it was submitted (Est.Known was false at arrival).
 	UnseenAtSubmit bool
+	// Blocked reports a waiting job that cannot start for a reason other
+	// than free GPUs and its place in the order (live: Slurm holds it back
+	// for a dependency, a begin time, a limit, a reservation). Every
+	// non-preemptive policy keeps ranking it, with its virtual progress, but never starts
+	// it and never reserves GPUs for it; a blocked job at the head blocks
+	// nobody. The sidecar sets it every cycle; replays never do.
+	Blocked bool
 
 	// Scheduling state, owned by the policy and the simulator.
 

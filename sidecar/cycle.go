@@ -8,7 +8,7 @@ import (
 
 // jobStates are the keys of CycleReport.Jobs, each exported as a gauge
 // (0 when the cycle saw no such job).
-var jobStates = []string{"pending", "running", "held", "out_of_scope", "managed", "dispatched", "hands_off"}
+var jobStates = []string{"pending", "running", "held", "out_of_scope", "managed", "dispatched", "hands_off", "held_back"}
 
 // CycleReport is what one cycle saw and did.
 type CycleReport struct {
@@ -17,7 +17,8 @@ type CycleReport struct {
 	// Duration is the wall time the cycle took.
 	Duration time.Duration
 	// Jobs counts the jobs seen, by state: pending, running, held,
-	// out_of_scope, managed, dispatched, hands_off.
+	// out_of_scope, managed, dispatched, hands_off, held_back (managed jobs
+	// Slurm holds back for a dependency, a limit, ...: ranked, not dispatched).
 	Jobs map[string]int
 	// Arrived counts the jobs that entered the policy this cycle;
 	// Released those the virtual machine released; Dispatched those whose

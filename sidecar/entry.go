@@ -71,6 +71,10 @@ type entry struct {
 	// with wroteNodes and not ownNodes.
 	ownNodes, wroteNodes bool
 	handsOff             bool // an admin changed the priority asrpt wrote
+	// heldBack is Slurm's pending reason when it holds the job back this
+	// cycle for something other than resources and priority (heldBack):
+	// the job is ranked but never dispatched (policy.Task.Blocked).
+	heldBack string
 	// fails holds, by write kind (priority, site_factor, nodes), the failure of the
 	// last write of that kind, until one succeeds.
 	fails map[string]*writeFailure

@@ -108,6 +108,9 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 				r.VirtualRemaining = e.task.VirtualRemaining()
 			}
 		}
+		if e.heldBack != "" && e.ph != phDispatched {
+			r.Note = "held back by Slurm (" + e.heldBack + "): ranked, never dispatched"
+		}
 		rows[i] = r
 	}
 	for i := range jobs {

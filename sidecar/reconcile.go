@@ -59,7 +59,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 		if e == nil {
 			if ok, why := s.eligible(sj, nil); ok {
-				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0}
+				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: s.view.heldBack(sj)}
 				s.entries[sj.ID] = e
 				arrivals = append(arrivals, e)
 			} else if why == "out of scope" {
@@ -68,6 +68,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			continue
 		}
 		e.sj = sj
+		e.heldBack = s.view.heldBack(sj)
 		if !sj.Pending() {
 			switch e.ph {
 			case phDispatched:
@@ -101,8 +102,15 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				s.withdraw(t, e, why, true)
 			}
 		case phDispatched:
-			if !ok {
+			switch {
+			case !ok:
 				s.leavePolicy(t, e, why)
+			case e.heldBack != "":
+				// Its turn came, then Slurm held it back (a limit reached
+				// by the jobs that started meanwhile): it gives its GPUs
+				// up and is ranked again.
+				s.leavePolicy(t, e, "held back by Slurm after its turn came: "+e.heldBack)
+				arrivals = append(arrivals, e)
 			}
 		case phRunning: // requeued
 			s.leavePolicy(t, e, "requeued")
@@ -133,6 +141,12 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 	}
 	for _, e := range s.entries {
+		if e.task != nil {
+			e.task.Blocked = e.heldBack != ""
+		}
+		if e.heldBack != "" && e.task != nil {
+			rep.Jobs["held_back"]++
+		}
 		switch {
 		case e.handsOff:
 			rep.Jobs["hands_off"]++

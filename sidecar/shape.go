@@ -76,6 +76,28 @@ func newQueueView(jobs []slurmclient.Job) queueView {
 	return v
 }
 
+// heldBack returns Slurm's reason when it holds the unit sj stands for back
+// (see the function heldBack): a heterogeneous job is held back while any
+// of its components is.
+func (v queueView) heldBack(sj *slurmclient.Job) string {
+	if !sj.Pending() {
+		return ""
+	}
+	if why := heldBack(sj.Reason); why != "" {
+		return why
+	}
+	if sj.Shape() == slurmclient.ShapeHetLeader {
+		if h := v.hets[sj.ID]; h != nil {
+			for _, c := range h.comps {
+				if why := heldBack(c.Reason); why != "" && c.Pending() {
+					return why
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // gpus returns the GPUs of the unit sj stands for: all components of a
 // heterogeneous job at its leader, the job's own request otherwise.
 func (v queueView) gpus(sj *slurmclient.Job) int {

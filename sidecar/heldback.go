@@ -1,0 +1,32 @@
+package sidecar
+
+import (
+	"slices"
+	"strings"
+)
+
+// heldBack returns Slurm's pending reason when it says the job cannot start
+// for a reason other than free resources and its priority (a dependency, a
+// begin time, an association or QOS limit, a reservation not yet active, a
+// partition down, licenses, a burst buffer), and "" when the job waits only
+// for resources or its turn. Such a job stays in the policy and is ranked,
+// so that it is in order the moment Slurm lets it go, but it is never
+// dispatched, never given a node list, and holds no GPUs in the free model
+// (policy.Task.Blocked). A reason asrpt does not know is taken as holding
+// the job back: only Slurm's words for "resources" and "its turn" let it
+// through, so that no GPUs are set aside for a job Slurm will not start.
+func heldBack(reason string) string {
+	if slices.Contains(startableReasons, reason) ||
+		// Its required nodes are busy, down or reserved: resources (a node
+		// list asrpt wrote is replaced after DispatchGrace).
+		strings.HasPrefix(reason, "ReqNodeNotAvail") || strings.HasPrefix(reason, "Nodes required for job") {
+		return ""
+	}
+	return reason
+}
+
+// startableReasons are the pending reasons of a job that waits only for
+// resources or for its turn: Slurm starts it as soon as they allow. "" and
+// None are a job Slurm has not looked at yet (or a release), SchedDefer one
+// deferred to the next scheduling pass, NodeDown one whose nodes are down.
+var startableReasons = []string{"", "None", "Resources", "Priority", "SchedDefer", "NodeDown"}
