@@ -70,6 +70,10 @@ type entry struct {
 	// asrpt has sent it a node list. Giveback clears the node list of a job
 	// with wroteNodes and not ownNodes.
 	ownNodes, wroteNodes bool
+	// hetFactor lists the components of a heterogeneous job (other than
+	// its leader) that asrpt has written a site factor to: giveback sets
+	// each back to 0.
+	hetFactor []string
 	handsOff             bool // an admin changed the priority asrpt wrote
 	// heldBack is Slurm's pending reason when it holds the job back this
 	// cycle for something other than resources and priority (heldBack):

@@ -316,3 +316,28 @@ func TestGivebackFactors(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestFactorModeHetComponents: in factor mode a heterogeneous job's site
+// factor reaches every component (each written by its own id, since Slurm
+// applies a leader's factor to the leader only), so that no component
+// trails the others; giveback sets every one back to 0.
+func TestFactorModeHetComponents(t *testing.T) {
+	h := newHarness(t, 2, 4, true, factorMode(6400))
+	submitHet(h.fake, "30", "short", 1, 2)
+	h.fake.Submit(pend("40", "long", 1, t0.Add(time.Second)))
+	h.cycle(t0.Add(time.Minute))
+	got := h.factors("30", "31", "40")
+	if got[0] == 0 || got[0] != got[1] || got[0] <= got[2] {
+		t.Fatalf("site factors leader, component, other = %v: want the component equal to its leader, ahead of the other", got)
+	}
+	if p := h.priorities("30", "31"); p[0] != p[1] {
+		t.Errorf("het job's priorities %v differ", p)
+	}
+	rep, err := h.s.Giveback(context.Background())
+	if err != nil {
+		t.Fatalf("giveback: %v (%+v)", err, rep)
+	}
+	if got := h.factors("30", "31"); got[0] != 0 || got[1] != 0 {
+		t.Errorf("site factors after giveback %v, want 0 on both", got)
+	}
+}

@@ -36,6 +36,9 @@ type GivebackReport struct {
 // 0; release when asrpt may have set its priority, to be given back by a
 // hold and a release.
 type managed struct {
+	// components are a heterogeneous job's components (not its leader)
+	// that hold a site factor of asrpt's.
+	components []string
 	prio       uint32
 	nodes      []string
 	clearNodes bool
@@ -105,6 +108,18 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 		if m.factor && !first(sj.ID, "site factor", slurmclient.JobUpdate{SiteFactor: &zero}) {
 			continue
 		}
+		// A heterogeneous job's components each hold their own factor.
+		failed := false
+		for _, comp := range m.components {
+			if err := c.UpdateJob(ctx, comp, slurmclient.JobUpdate{SiteFactor: &zero}); !done(err) && !errors.Is(err, slurmclient.ErrJobGone) && !errors.Is(err, slurmclient.ErrNotPending) {
+				rep.Failed[sj.ID] = fmt.Errorf("site factor of component %s: %w", comp, err)
+				failed = true
+				break
+			}
+		}
+		if failed {
+			continue
+		}
 		if !m.release {
 			rep.Returned = append(rep.Returned, sj.ID)
 			continue
@@ -141,6 +156,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	want := map[string]managed{}
 	for id, e := range s.entries {
 		if m, ok := toHandBack(e.prio, e.factor, e.nodes, e.wroteNodes, e.ownNodes); ok && !e.handsOff {
+			m.components = e.hetFactor
 			want[id] = m
 		}
 	}
@@ -200,6 +216,7 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	if st != nil {
 		for _, j := range st.Jobs {
 			if m, ok := toHandBack(j.Priority, j.SiteFactor, j.Nodes, j.WroteNodes, j.OwnNodes); ok && !j.HandsOff {
+				m.components = j.HetSiteFactor
 				want[j.Job.ID] = m
 			}
 		}

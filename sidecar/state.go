@@ -75,6 +75,9 @@ type savedJob struct {
 	OwnNodes    bool     `json:"own_nodes,omitempty"`
 	WroteNodes  bool     `json:"wrote_nodes,omitempty"`
 	HandsOff    bool     `json:"hands_off,omitempty"`
+	// HetSiteFactor lists the components of a heterogeneous job, other
+	// than its leader, that asrpt wrote a site factor to.
+	HetSiteFactor []string `json:"het_site_factor,omitempty"`
 }
 
 type savedSlot struct {
@@ -179,7 +182,7 @@ func (s *Sidecar) stateToSave() *savedState {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
-			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, ProfileSource: string(e.prof.Source)}
+			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
 			sj.Released = !math.IsNaN(e.task.Released)
@@ -226,7 +229,7 @@ func (s *Sidecar) restore(st *savedState) error {
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
-			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes}
+			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes, hetFactor: sj.HetSiteFactor}
 		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
 		e.job.Profile = e.prof.Model
 		if len(sj.Place) > 0 {

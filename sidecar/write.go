@@ -34,11 +34,13 @@ const maxNodeListTries = 3
 // write limit; a value whose last write to the job failed waits for its
 // backoff. In factor mode it writes site factors (those decide marked) and
 // no priority: an explicit priority asrpt set before is taken back by a
-// release sent with the factor (an Operator's release drops it), and a
-// node list's guard releases the job without one, so that the priority
-// plugin's value, with the factor, stands. It returns an error only when
-// writing cannot go on (the token or the privileges are refused, the
-// context ended).
+// release sent with the factor (an Operator's release drops it; it also
+// resets the job's eligible time, so it happens only once, after a switch
+// from priority mode), and a heterogeneous job's factor goes to each of
+// its components, then to its leader (slurmctld applies a factor written
+// to the leader to the leader only). It returns an error only when writing
+// cannot go on (the token or the privileges are refused, the context
+// ended).
 func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
 	budget := s.cfg.WriteLimit
 	failedInRow := 0
@@ -52,11 +54,10 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 				rep.Deferred++
 				continue
 			}
-			// Held while the node list is written, then released: Slurm
-			// cannot start it in between (a node list that reaches a
-			// running job resizes it). The release recomputes the
-			// priority: priority mode sends its priority with it, factor
-			// mode writes the factor while the job is held.
+			// One guarded request with the priority or the site factor:
+			// slurmctld refuses all of it once the job runs (a node list
+			// that reaches a running job resizes it), and it leaves the
+			// job's eligible time alone (a hold and release would not).
 			u := slurmclient.JobUpdate{RequiredNodes: nodes, Guard: true}
 			if s.mode == WriteFactor {
 				f := d.factor
@@ -94,6 +95,11 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 					u.Hold = &release
 				}
 				budget--
+				if stop, ok, err := s.writeComponents(ctx, e, f, dry, rep, &failedInRow); stop {
+					return err
+				} else if !ok {
+					continue // the leader's factor waits until every component has it
+				}
 				if stop, _, err := s.write(ctx, e, "site_factor", u, dry, rep, &failedInRow); stop {
 					return err
 				}
@@ -121,6 +127,54 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 	}
 	s.m.released.Set(float64(hi))
 	return nil
+}
+
+// writeComponents writes site factor f to every component of heterogeneous
+// job e other than its leader, each by its own job id, and reports whether
+// all of them have it (true at once for any other job): slurmctld applies
+// a site factor written to the leader to the leader only, and backfill
+// plans components of unequal priority apart. A failure is recorded
+// against e's site factor (the leader is then not written, so that the
+// whole job is written again after the backoff).
+func (s *Sidecar) writeComponents(ctx context.Context, e *entry, f uint32, dry bool, rep *CycleReport, inRow *int) (stop, ok bool, err error) {
+	if e.sj.Shape() != slurmclient.ShapeHetLeader {
+		return false, true, nil
+	}
+	for _, c := range e.sj.Het.Components {
+		if c == e.id {
+			continue
+		}
+		rep.Writes["site_factor"]++
+		if dry {
+			continue
+		}
+		s.m.requests.WithLabelValues("site_factor").Inc()
+		werr := s.slurm.UpdateJob(ctx, c, slurmclient.JobUpdate{SiteFactor: &f})
+		if werr == nil || errors.Is(werr, slurmclient.ErrAppliedDespiteError) {
+			s.m.writes.WithLabelValues("site_factor").Inc()
+			if !slices.Contains(e.hetFactor, c) {
+				e.hetFactor = append(e.hetFactor, c)
+				s.dirty = true
+			}
+			continue
+		}
+		rep.Writes["site_factor"]--
+		reason := Reason(werr)
+		rep.Failed[reason]++
+		s.m.failures.WithLabelValues("site_factor", reason).Inc()
+		switch reason {
+		case "auth", "permission", "canceled", "timeout":
+			s.incident("write:"+reason, werr)
+			return true, false, werr
+		}
+		s.failed(e, "site_factor", reason, fmt.Errorf("component %s: %w", c, werr))
+		*inRow++
+		if *inRow >= maxFailuresInRow {
+			return true, false, fmt.Errorf("%d writes failed in a row: %w", *inRow, werr)
+		}
+		return false, false, nil
+	}
+	return false, true, nil
 }
 
 // due reports whether a write of kind to e may be sent now: not while the
@@ -168,7 +222,7 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 		s.dirty = true
 		if u.Priority != nil {
 			e.prio = *u.Priority
-		} else if u.Guard || u.Hold != nil && !*u.Hold {
+		} else if u.Hold != nil && !*u.Hold {
 			// Released without a priority: the priority plugin's value
 			// stands.
 			e.prio = 0

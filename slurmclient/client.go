@@ -191,15 +191,19 @@ type JobUpdate struct {
 	// of a job that is not held also drops an explicit priority and lets
 	// the priority plugin compute it again (24.11, 26.05).
 	Hold *bool
-	// Guard holds the job while RequiredNodes and GPUsPerNode (and
-	// SiteFactor) are written and releases it afterwards, so that Slurm
-	// cannot start the job between the check that it is pending and the
-	// write: Slurm applies a node list that reaches a running job as a
-	// resize (RESIZING in accounting). The release makes Slurm compute the
-	// priority again: with Priority set it is sent with the release and
-	// kept; without, the priority plugin's value stands (with the site
-	// factor). It takes no Hold; a job already held is updated without the
-	// guard, and stays held.
+	// Guard sends RequiredNodes and GPUsPerNode, with Priority and
+	// SiteFactor, in one request together with the job's own account, so
+	// that Slurm cannot start the job between the check that it is
+	// pending and the write: slurmctld checks the account before it
+	// touches the node list and refuses the whole request of a job that
+	// is no longer pending (2073, ErrNotPending; nothing is applied), while
+	// for a pending job its own account changes nothing (22.05, 24.11 and
+	// 26.05; slurmctld's _update_job). Without it a node list that reaches
+	// a running job is applied as a resize (RESIZING in accounting). Unlike
+	// a hold and release, which clear the job's eligible time (and so its
+	// age factor and accounting's Eligible), it leaves the job's times
+	// alone. It takes no Hold; a job that shows no account is refused
+	// (ErrInvalid) before anything is sent.
 	Guard bool
 }
 

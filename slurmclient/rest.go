@@ -293,8 +293,8 @@ func update(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u Jo
 	if err := Writable(before, u); err != nil {
 		return err
 	}
-	if u.Guard && !before.Held && (len(u.RequiredNodes) > 0 || u.GPUsPerNode != nil) {
-		return guarded(ctx, r, a, jobPath, id, u)
+	if u.Guard && (len(u.RequiredNodes) > 0 || u.GPUsPerNode != nil) {
+		return guarded(ctx, r, a, jobPath, id, u, before)
 	}
 	target := id
 	if before.Shape() == ShapeArrayRemainder {
@@ -346,53 +346,55 @@ func update(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u Jo
 	return nil
 }
 
-// releaseTimeout bounds the release of a guarded update.
-const releaseTimeout = 30 * time.Second
+// accountRE matches the Slurm account names a guarded update sends back
+// (sacctmgr makes them lower case; the check keeps odd bytes out).
+var accountRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
-// guarded runs u as hold, then the fields, then release, with the priority
-// when u sets one (see JobUpdate.Guard). Once the hold is in effect the release is sent
-// whatever happens to the fields between, so the job is not left held.
-func guarded(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u JobUpdate) error {
-	hold, release := true, false
-	applied := func(err error) bool { return err == nil || errors.Is(err, ErrAppliedDespiteError) }
-	// The release goes out even when ctx ended meanwhile (a shutdown in
-	// the middle of a cycle): a job asrpt held must not stay held.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	herr := update(ctx, r, a, jobPath, id, JobUpdate{Hold: &hold})
-	if j, err := a.Job(rctx, id); err == nil && j.State != "PENDING" && (j.Held || j.Priority == 0 || strings.HasPrefix(j.Reason, "JobHeld")) {
-		// Slurm started the job a moment before the hold reached it: a
-		// hold on a running job sets its priority to 0 (and would hold it
-		// if it were requeued). Take the hold back; nothing else is sent.
-		back := "hold taken back"
-		if rerr := r.call(rctx, "POST", jobPath+id, nil, a.hold(false), []string{"hold"}, nil); rerr != nil {
-			back = fmt.Sprintf("taking the hold back failed: %v", rerr)
-		}
-		return fmt.Errorf("job %s: guard: %w: Slurm started it as it was being held (%s)", id, ErrNotPending, back)
-	}
-	if !applied(herr) {
-		// The hold may have taken effect although its answer or the
-		// re-read was lost.
-		if j, err := a.Job(rctx, id); err == nil && j.Held && j.State == "PENDING" {
-			if rerr := update(rctx, r, a, jobPath, id, JobUpdate{Hold: &release, Priority: u.Priority}); !applied(rerr) {
-				return fmt.Errorf("job %s: guard: release failed, the job is left held (%v): %w", id, herr, rerr)
-			}
-		}
-		return fmt.Errorf("guard: %w", herr)
+// guarded sends every field of u in one request with the job's own
+// account (see JobUpdate.Guard), re-reads the job and verifies each field.
+// before is the job as read just before.
+func guarded(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u JobUpdate, before Job) error {
+	if !accountRE.MatchString(before.Account) {
+		return fmt.Errorf("job %s: guard: %w: the job shows no account to guard the write with (%q)", id, ErrInvalid, before.Account)
 	}
 	inner := u
-	inner.Guard, inner.Priority = false, nil
-	ferr := update(ctx, r, a, jobPath, id, inner)
-	rerr := update(rctx, r, a, jobPath, id, JobUpdate{Hold: &release, Priority: u.Priority})
-	switch {
-	case !applied(rerr) && ferr != nil:
-		return fmt.Errorf("job %s: guard: release failed, the job is left held (%v): %w", id, ferr, rerr)
-	case !applied(rerr):
-		return fmt.Errorf("job %s: guard: release failed, the job is left held: %w", id, rerr)
-	case ferr != nil:
-		return ferr
+	inner.Guard = false
+	steps := plan(inner, a)
+	body := map[string]any{"account": before.Account}
+	keys := []string{"account"}
+	names := make([]string, 0, len(steps))
+	for _, f := range steps {
+		for k, v := range f.body {
+			body[k] = v
+			keys = append(keys, k)
+		}
+		names = append(names, f.name)
 	}
-	return rerr
+	slices.Sort(keys)
+	werr := r.call(ctx, "POST", jobPath+id, nil, body, keys, nil)
+	after, rerr := a.Job(ctx, id)
+	if rerr != nil {
+		return errors.Join(werr, fmt.Errorf("job %s: re-reading after the guarded update: %w", id, rerr))
+	}
+	if before.GPUs.Total > 0 && after.GPUs.Total == 0 && after.State == "PENDING" {
+		return errors.Join(werr, fmt.Errorf("job %s: %w: GPU request lost after the guarded update (was %d GPUs)",
+			id, ErrNotApplied, before.GPUs.Total))
+	}
+	var missing []string
+	for _, f := range steps {
+		if !f.verify(after) {
+			missing = append(missing, f.name)
+		}
+	}
+	switch {
+	case werr != nil && len(missing) == 0 && after.State == "PENDING" && !errors.Is(werr, ErrNotPersistent):
+		return fmt.Errorf("job %s: %s: %w (Slurm answered: %v)", id, strings.Join(names, ", "), ErrAppliedDespiteError, werr)
+	case werr != nil:
+		return fmt.Errorf("job %s: guarded %s: %w", id, strings.Join(names, ", "), werr)
+	case len(missing) > 0:
+		return fmt.Errorf("job %s: %w: %s", id, ErrNotApplied, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // Writable is the check UpdateJob makes on the job's own record, re-read
@@ -401,7 +403,8 @@ func guarded(ctx context.Context, r *rest, a jobAdapter, jobPath, id string, u J
 // updates that would reach more than the record: a node list or GPU count
 // of an array record applies to every task that starts later (and, on
 // 22.05, to the running ones), one of a heterogeneous job to every
-// component; and Slurm takes a heterogeneous job's updates at its leader.
+// component; and Slurm takes a heterogeneous job's updates at its leader,
+// except a site factor, which each component takes itself.
 func Writable(j Job, u JobUpdate) error {
 	if j.State != "PENDING" {
 		return fmt.Errorf("job %s: %w: it is %s", j.ID, ErrNotPending, j.State)
@@ -414,11 +417,21 @@ func Writable(j Job, u JobUpdate) error {
 	case sh == ShapeHetLeader && placing:
 		return fmt.Errorf("job %s: %w: heterogeneous job: a node list or GPU count would apply to every component",
 			j.ID, ErrInvalid)
-	case sh == ShapeHetComponent:
+	case sh == ShapeHetComponent && !siteFactorOnly(u):
 		return fmt.Errorf("job %s: %w: component %d of heterogeneous job %s: write to the leader",
 			j.ID, ErrInvalid, j.Het.Offset, j.Het.LeaderID)
 	}
 	return nil
+}
+
+// siteFactorOnly reports whether u sets a site factor and nothing else: the
+// one write a heterogeneous job's component takes itself, since slurmctld
+// applies a site factor written to the leader to the leader only (24.11,
+// 26.05: "setting AdinPrioFactor … JobId=212+0(212)"), where it applies a
+// priority, a hold or a release to every component.
+func siteFactorOnly(u JobUpdate) bool {
+	return u.SiteFactor != nil && u.Priority == nil && u.RequiredNodes == nil && u.GPUsPerNode == nil &&
+		u.Comment == nil && u.Nice == nil && u.Hold == nil && !u.Guard
 }
 
 // checkAuth proves the token with the cheapest authenticated slurmctld

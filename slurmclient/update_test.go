@@ -1,7 +1,6 @@
 package slurmclient
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +92,17 @@ func (s *jobSim) apply(b []byte) route {
 		if st, out := s.resp(body); st != 0 {
 			return route{st, []byte(out)}
 		}
+	}
+	if acct, ok := body["account"]; ok {
+		// slurmctld checks the account before the node list, and refuses
+		// the whole request of a job no longer pending.
+		switch {
+		case rawState(s.job["job_state"]) != "PENDING":
+			return route{500, []byte(`{"errors":[{"error_number":2073,"error":"Job is no longer pending execution"}]}`)}
+		case acct != s.job["account"]:
+			return route{500, []byte(`{"errors":[{"error_number":2045,"error":"Invalid account or account/partition combination specified"}]}`)}
+		}
+		delete(body, "account")
 	}
 	for k, v := range body {
 		switch k {
@@ -224,40 +234,38 @@ func TestUpdateClearsNodeList(t *testing.T) {
 	}
 }
 
-// TestUpdateGuarded: a guarded node list is written while the job is held,
-// and the job is released with its priority, also when the node list is
-// refused.
+// TestUpdateGuarded: a guarded node list goes out in one request with the
+// job's priority and its own account (no hold, no release), and a refusal
+// leaves the job as it was.
 func TestUpdateGuarded(t *testing.T) {
-	want := map[string][]string{
-		"v0.0.38": {`{"hold":true}`, `{"nodelist":"node3"}`, `{"hold":false}`, `{"priority":1234}`},
-		"v0.0.42": {`{"hold":true}`, `{"required_nodes":["node3"]}`, `{"hold":false}`, `{"priority":{"number":1234,"set":true}}`},
+	want := map[string]string{
+		"v0.0.38": `{"account":"lab","nodelist":"node3","priority":1234}`,
+		"v0.0.42": `{"account":"lab","priority":{"number":1234,"set":true},"required_nodes":["node3"]}`,
 	}
 	want["v0.0.44"] = want["v0.0.42"]
 	for _, r := range releases {
 		for _, refuse := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/refused=%v", r.rel, refuse), func(t *testing.T) {
 				f, s, c, id := simClient(t, r.rel, r.api)
+				s.setPriority(7)
 				if refuse {
 					s.resp = func(b map[string]any) (int, string) {
-						if _, ok := b["nodelist"]; ok {
-							return 500, `{"errors":[{"error_number":2018,"error":"Invalid node name specified"}]}`
-						}
-						if _, ok := b["required_nodes"]; ok {
-							return 500, `{"errors":[{"error_number":2018,"error":"Invalid node name specified"}]}`
-						}
-						return 0, ""
+						return 500, `{"errors":[{"error_number":2018,"error":"Invalid node name specified"}]}`
 					}
 				}
 				err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, Priority: ptr(uint32(1234)), Guard: true})
 				if refuse != (err != nil) || refuse && !errors.Is(err, ErrInvalid) {
 					t.Errorf("error %v (refused %v)", err, refuse)
 				}
-				posts := f.posts()
-				if !refuse && strings.Join(posts, " ") != strings.Join(want[r.api], " ") {
-					t.Errorf("POST bodies\n got %v\nwant %v", posts, want[r.api])
+				if posts := f.posts(); len(posts) != 1 || posts[0] != want[r.api] {
+					t.Errorf("POST bodies\n got %v\nwant %s", posts, want[r.api])
 				}
 				j, _ := c.Job(ctxT(t), id)
-				if j.Held || j.Priority != 1234 || refuse == (len(j.RequiredNodes) == 1) {
+				wantPrio := uint32(1234)
+				if refuse {
+					wantPrio = 7
+				}
+				if j.Held || j.Priority != wantPrio || refuse == (len(j.RequiredNodes) == 1) {
 					t.Errorf("job after the guarded update: held %v priority %d nodes %v", j.Held, j.Priority, j.RequiredNodes)
 				}
 			})
@@ -268,20 +276,18 @@ func TestUpdateGuarded(t *testing.T) {
 	}
 }
 
-// TestUpdateGuardHoldOnStartedJob: when Slurm starts the job just as the
-// guard's hold reaches it (a hold on a running job sets its priority to
-// 0), the hold is taken back and nothing else is sent.
-func TestUpdateGuardHoldOnStartedJob(t *testing.T) {
+// TestUpdateGuardOnStartedJob: when Slurm starts the job between the
+// client's read and its write, slurmctld refuses the whole guarded request
+// (2073): ErrNotPending, one POST, and no node list reaches the running job.
+func TestUpdateGuardOnStartedJob(t *testing.T) {
 	for _, r := range releases {
 		t.Run(r.rel, func(t *testing.T) {
 			f, s, c, id := simClient(t, r.rel, r.api)
 			s.resp = func(b map[string]any) (int, string) {
-				if h, ok := b["hold"].(bool); ok && h {
-					if r.api == "v0.0.38" {
-						s.job["job_state"] = "RUNNING"
-					} else {
-						s.job["job_state"] = []any{"RUNNING"}
-					}
+				if r.api == "v0.0.38" {
+					s.job["job_state"] = "RUNNING"
+				} else {
+					s.job["job_state"] = []any{"RUNNING"}
 				}
 				return 0, ""
 			}
@@ -289,32 +295,33 @@ func TestUpdateGuardHoldOnStartedJob(t *testing.T) {
 			if !errors.Is(err, ErrNotPending) {
 				t.Errorf("error %v, want ErrNotPending", err)
 			}
-			posts := f.posts()
-			if strings.Join(posts, " ") != `{"hold":true} {"hold":false}` {
-				t.Errorf("POST bodies %v, want the hold and its release only", posts)
+			if posts := f.posts(); len(posts) != 1 {
+				t.Errorf("POST bodies %v, want the one guarded request", posts)
+			}
+			if j, _ := c.Job(ctxT(t), id); len(j.RequiredNodes) != 0 || j.Priority == 9 {
+				t.Errorf("running job got nodes %v priority %d", j.RequiredNodes, j.Priority)
 			}
 		})
 	}
 }
 
-// TestUpdateGuardedReleasesAfterCancel: a guarded update whose context
-// ends once the job is held still releases it.
-func TestUpdateGuardedReleasesAfterCancel(t *testing.T) {
-	_, s, c, id := simClient(t, "24.11", "v0.0.42")
-	ctx, cancel := context.WithCancel(ctxT(t))
-	defer cancel()
-	s.resp = func(b map[string]any) (int, string) {
-		if h, ok := b["hold"].(bool); ok && h {
-			cancel()
-		}
-		return 0, ""
+// TestUpdateGuardRefusals: a job that shows no usable account is refused
+// before anything is sent; a held job is written without being released.
+func TestUpdateGuardRefusals(t *testing.T) {
+	f, s, c, id := simClient(t, "24.11", "v0.0.42")
+	s.job["account"] = ""
+	err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, Guard: true})
+	if !errors.Is(err, ErrInvalid) || len(f.posts()) != 0 {
+		t.Errorf("no account: error %v after %d POSTs, want ErrInvalid before any", err, len(f.posts()))
 	}
-	err := c.UpdateJob(ctx, id, JobUpdate{RequiredNodes: []string{"node3"}, Priority: ptr(uint32(77)), Guard: true})
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("error %v, want the cancellation", err)
+	f, s, c, id = simClient(t, "24.11", "v0.0.42")
+	s.job["hold"], s.job["state_reason"] = true, "JobHeldUser"
+	s.setPriority(0)
+	if err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, Guard: true}); err != nil {
+		t.Fatal(err)
 	}
-	if j, _ := c.Job(ctxT(t), id); j.Held || j.Priority != 77 {
-		t.Errorf("after a cancelled guarded update: held %v, priority %d", j.Held, j.Priority)
+	if j, _ := c.Job(ctxT(t), id); !j.Held || len(j.RequiredNodes) != 1 || len(f.posts()) != 1 {
+		t.Errorf("held job: held %v nodes %v after %v", j.Held, j.RequiredNodes, f.posts())
 	}
 }
 
@@ -429,27 +436,31 @@ func TestUpdateSiteFactor(t *testing.T) {
 	}
 }
 
-// TestUpdateGuardedSiteFactor: a guarded node list without a priority
-// writes the site factor while the job is held and releases it without
-// one, so that the priority plugin's value (with the factor) stands, and
-// an explicit priority set before is gone.
+// TestUpdateGuardedSiteFactor: a guarded node list without a priority goes
+// out in one request with the site factor; an explicit priority set before
+// stays (taking it back is a release, which the caller sends on its own).
 func TestUpdateGuardedSiteFactor(t *testing.T) {
-	want := `{"hold":true} {"required_nodes":["node3"]} {"site_factor":2147484148} {"hold":false}`
+	want := `{"account":"lab","required_nodes":["node3"],"site_factor":2147484148}`
 	for _, r := range releases[1:] {
 		t.Run(r.rel, func(t *testing.T) {
 			f, s, c, id := simClient(t, r.rel, r.api)
-			s.setPriority(99)
-			s.direct = true
 			err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node3"}, SiteFactor: ptr(uint32(500)), Guard: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			posts := f.posts()
-			if strings.Join(posts, " ") != want {
+			if posts := f.posts(); len(posts) != 1 || posts[0] != want {
 				t.Errorf("POST bodies\n got %v\nwant %s", posts, want)
 			}
 			if j, _ := c.Job(ctxT(t), id); j.Held || j.Priority != 500 || len(j.RequiredNodes) != 1 {
 				t.Errorf("job after the guarded update: held %v priority %d nodes %v", j.Held, j.Priority, j.RequiredNodes)
+			}
+			s.setPriority(99)
+			s.direct = true
+			if err := c.UpdateJob(ctxT(t), id, JobUpdate{RequiredNodes: []string{"node4"}, SiteFactor: ptr(uint32(600)), Guard: true}); err != nil {
+				t.Fatal(err)
+			}
+			if j, _ := c.Job(ctxT(t), id); j.Priority != 99 {
+				t.Errorf("explicit priority %d after a guarded update, want it kept (99)", j.Priority)
 			}
 		})
 	}

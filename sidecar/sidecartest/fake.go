@@ -397,7 +397,7 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 		return fmt.Errorf("fake: update %s: %w", id, slurmclient.ErrHeld)
 	}
 	// Slurm applies a write to a heterogeneous job's leader to every
-	// component.
+	// component, except a site factor, which reaches the leader only.
 	targets := []*slurmclient.Job{j}
 	for _, c := range j.Het.Components {
 		if cj := f.jobs[c]; cj != nil && c != id {
@@ -419,7 +419,7 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 		if u.GPUsPerNode != nil {
 			j.GPUs.PerNode = *u.GPUsPerNode
 		}
-		if u.SiteFactor != nil {
+		if u.SiteFactor != nil && j == targets[0] {
 			f.factor[j.ID] = *u.SiteFactor
 			if !j.Held && !f.direct[j.ID] {
 				j.Priority = f.computed(j.ID)
