@@ -3,6 +3,8 @@ package sidecar
 import (
 	"slices"
 	"strings"
+
+	"github.com/asrpt/asrpt/slurmclient"
 )
 
 // heldBack returns Slurm's pending reason when it says the job cannot start
@@ -23,6 +25,23 @@ func heldBack(reason string) string {
 		return ""
 	}
 	return reason
+}
+
+// jobHeldBack is heldBack of a job record at now (Unix seconds): besides
+// its pending reason, a dependency still listed or an eligible time still
+// to come hold it back, since a job fresh from sbatch shows Reason=None
+// until the scheduler's next pass sets Dependency or BeginTime.
+func jobHeldBack(sj *slurmclient.Job, now float64) string {
+	if why := heldBack(sj.Reason); why != "" {
+		return why
+	}
+	switch {
+	case sj.Dependency != "":
+		return "Dependency"
+	case !sj.Eligible.IsZero() && unixSeconds(sj.Eligible) > now:
+		return "BeginTime"
+	}
+	return ""
 }
 
 // startableReasons are the pending reasons of a job that waits only for

@@ -39,10 +39,17 @@ func liveProfiles(t *testing.T, lab *slurmlab.Lab) {
 		return strings.TrimSpace(r.run("squeue", "-h", "-o", "%i")) == ""
 	})
 	g := lab.GPUsPerNode
-	// Both begin in an hour: they stay pending while asrpt dispatches them
-	// onto the idle nodes and writes the named job's node list.
-	named := r.sbatch("bob", 20, "-N", "2", fmt.Sprintf("--gres=gpu:%d", g), "--comment", "asrpt:model=gpt2-1.5b", "--begin=now+3600")
-	plain := r.sbatch("bob", 20, "--gres=gpu:1", "--begin=now+3600")
+	// CPU-only jobs hold most of every node's memory, which asrpt's model
+	// does not know: the GPU jobs stay pending for resources while asrpt
+	// dispatches them onto the idle GPUs and writes the named job's node
+	// list. (A job that waits for a begin time would be held back, never
+	// dispatched.)
+	var blockers []string
+	for i := 1; i <= lab.Nodes; i++ {
+		blockers = append(blockers, r.sbatch("alice", 600, "-p", lab.Partition, "-w", fmt.Sprintf("node%d", i), "--mem=60000"))
+	}
+	named := r.sbatch("bob", 20, "-N", "2", fmt.Sprintf("--gres=gpu:%d", g), "--mem=8000", "--comment", "asrpt:model=gpt2-1.5b")
+	plain := r.sbatch("bob", 20, "--gres=gpu:1", "--mem=8000")
 	ctx := context.Background()
 	r.waitFor("the named job's node list", time.Minute, func() bool {
 		if _, err := r.s.RunOnce(ctx, time.Now()); err != nil {
@@ -69,8 +76,8 @@ func liveProfiles(t *testing.T, lab *slurmlab.Lab) {
 	}
 	t.Logf("lab %s: job %s (gpt2-1.5b, %d GPUs): nodes %v, α %.4f s (α_min %.4f s)", lab.Version, named, 2*g, row.Nodes, row.Alpha, row.AlphaMin)
 
-	// Started now, it runs on those nodes.
-	r.run("scontrol", "update", "jobid="+named, "StartTime=now")
+	// With the memory free, it runs on those nodes.
+	r.run(append([]string{"scancel"}, blockers...)...)
 	var nodes string
 	r.waitFor("the named job running", time.Minute, func() bool {
 		time.Sleep(500 * time.Millisecond)

@@ -181,12 +181,16 @@ func (l *live) sbatch(later bool, user, name string, gpus, seconds int, extra ..
 	l.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	args := []string{"sbatch", "--parsable", "-D", "/tmp", "-o", "/dev/null", "-t", "20",
-		"-J", name, "-p", l.lab.Partition, fmt.Sprintf("--gres=gpu:%d", gpus), "--wrap", fmt.Sprintf("sleep %d", seconds)}
+	// The GPUs go with the first component; extra may add more (":" …).
+	args := []string{"sbatch", "--parsable", "-D", "/tmp", "-o", "/dev/null", "-t", "20", "-J", name, "-p", l.lab.Partition}
+	if gpus > 0 {
+		args = append(args, fmt.Sprintf("--gres=gpu:%d", gpus))
+	}
 	if later {
 		args = append(args, "--begin=now+3600")
 	}
 	args = append(args, extra...)
+	args = append(args, "--wrap", fmt.Sprintf("sleep %d", seconds))
 	out, err := l.lab.RunAs(ctx, user, args...)
 	if err != nil {
 		l.t.Fatal(err)

@@ -33,6 +33,11 @@ type probe struct {
 	writes    map[string]int // successful writes per job
 	failed    map[string]int // failed writes per job
 	badWrites []string       // writes to jobs not last read as pending
+	// heldPins lists the node lists sent to a job whose last read showed
+	// Slurm holding it back (a dependency, a begin time, a limit).
+	heldPins []string
+	// pins counts the node lists sent per job.
+	pins map[string]int
 	// beforeWrite, when set, runs before a write is forwarded (fault
 	// injection between read and write).
 	beforeWrite func(id string)
@@ -71,6 +76,15 @@ func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdat
 	p.mu.Lock()
 	if st := p.state[id]; st != "PENDING" {
 		p.badWrites = append(p.badWrites, fmt.Sprintf("job %s (last read %q): %+v", id, st, u))
+	}
+	if len(u.RequiredNodes) > 0 {
+		if p.pins == nil {
+			p.pins = map[string]int{}
+		}
+		p.pins[id]++
+		if j, ok := p.last[id]; ok && heldBack(j.Reason) != "" {
+			p.heldPins = append(p.heldPins, fmt.Sprintf("job %s (Reason=%s): %v", id, j.Reason, u.RequiredNodes))
+		}
 	}
 	if j, ok := p.last[id]; ok && u.Hold == nil && (u.Priority == nil || *u.Priority == j.Priority) &&
 		(u.RequiredNodes == nil || slices.Equal(u.RequiredNodes, j.RequiredNodes)) {

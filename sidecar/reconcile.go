@@ -42,6 +42,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		e.sj = nil
 	}
 	s.view = newQueueView(jobs)
+	s.view.now = t
 	var arrivals []*entry
 	for i := range jobs {
 		sj := &jobs[i]

@@ -32,6 +32,8 @@ import (
 type queueView struct {
 	arrays map[string]*arrayView
 	hets   map[string]*hetView
+	// now is the cycle's time, Unix seconds.
+	now float64
 }
 
 // arrayView is one job array as the job list shows it.
@@ -83,13 +85,13 @@ func (v queueView) heldBack(sj *slurmclient.Job) string {
 	if !sj.Pending() {
 		return ""
 	}
-	if why := heldBack(sj.Reason); why != "" {
+	if why := jobHeldBack(sj, v.now); why != "" {
 		return why
 	}
 	if sj.Shape() == slurmclient.ShapeHetLeader {
 		if h := v.hets[sj.ID]; h != nil {
 			for _, c := range h.comps {
-				if why := heldBack(c.Reason); why != "" && c.Pending() {
+				if why := jobHeldBack(c, v.now); why != "" && c.Pending() {
 					return why
 				}
 			}

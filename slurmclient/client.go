@@ -89,6 +89,15 @@ type Job struct {
 	Flags []string
 	// Reason is the pending reason (Resources, Priority, JobHeldUser, ...).
 	Reason string
+	// Dependency is the job's dependency list as Slurm shows it
+	// ("afterany:12(unfulfilled)"; "" when none is left), at most
+	// MaxDependency bytes of it: a newly submitted job shows its dependency
+	// here before the scheduler sets Reason=Dependency.
+	Dependency string
+	// Eligible is the time the job becomes eligible to start (its
+	// --begin time, later than now while it waits for it), zero when not
+	// reported.
+	Eligible time.Time
 	// Held is true for a user or admin hold.
 	Held bool
 	// Nice is the job's nice value.
@@ -205,6 +214,22 @@ type JobUpdate struct {
 	// alone. It takes no Hold; a job that shows no account is refused
 	// (ErrInvalid) before anything is sent.
 	Guard bool
+}
+
+// MaxDependency bounds Job.Dependency, bytes: it is user-written text, read
+// only for whether anything is left in it.
+const MaxDependency = 256
+
+// dependency returns Slurm's dependency text, "" for none, cut to
+// MaxDependency bytes.
+func dependency(s string) string {
+	if s == "(null)" {
+		return ""
+	}
+	if len(s) > MaxDependency {
+		s = s[:MaxDependency]
+	}
+	return s
 }
 
 // MaxSiteFactor is the largest JobUpdate.SiteFactor. slurmctld stores a

@@ -94,17 +94,19 @@ func (c *v0038) Job(ctx context.Context, id string) (Job, error) {
 
 func job38(b *budget, j api.V0038JobResponseProperties) (Job, error) {
 	out := Job{
-		ID:        strconv.Itoa(deref(j.JobId)),
-		Name:      deref(j.Name),
-		User:      deref(j.UserName),
-		Account:   deref(j.Account),
-		Partition: deref(j.Partition),
-		QOS:       deref(j.Qos),
-		Reason:    deref(j.StateReason),
-		Nice:      deref(j.Nice),
-		Submit:    unix(deref(j.SubmitTime)),
-		Start:     unix(deref(j.StartTime)),
-		Comment:   deref(j.Comment),
+		ID:         strconv.Itoa(deref(j.JobId)),
+		Name:       deref(j.Name),
+		User:       deref(j.UserName),
+		Account:    deref(j.Account),
+		Partition:  deref(j.Partition),
+		QOS:        deref(j.Qos),
+		Reason:     deref(j.StateReason),
+		Dependency: dependency(deref(j.Dependency)),
+		Eligible:   unix(deref(j.EligibleTime)),
+		Nice:       deref(j.Nice),
+		Submit:     unix(deref(j.SubmitTime)),
+		Start:      unix(deref(j.StartTime)),
+		Comment:    deref(j.Comment),
 	}
 	if j.JobId == nil {
 		return out, fmt.Errorf("%w: job without job_id", ErrBadResponse)

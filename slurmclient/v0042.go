@@ -108,18 +108,20 @@ func job42(b *budget, j api.V0042JobInfo) (Job, error) {
 		return Job{}, fmt.Errorf("%w: job without job_id", ErrBadResponse)
 	}
 	out := Job{
-		ID:        strconv.Itoa(int(*j.JobId)),
-		Name:      deref(j.Name),
-		User:      deref(j.UserName),
-		Account:   deref(j.Account),
-		Partition: deref(j.Partition),
-		QOS:       deref(j.Qos),
-		Reason:    deref(j.StateReason),
-		Nice:      int(deref(j.Nice)),
-		Held:      deref(j.Hold),
-		Submit:    unix(noVal64(j.SubmitTime)),
-		Start:     unix(noVal64(j.StartTime)),
-		Comment:   deref(j.Comment),
+		ID:         strconv.Itoa(int(*j.JobId)),
+		Name:       deref(j.Name),
+		User:       deref(j.UserName),
+		Account:    deref(j.Account),
+		Partition:  deref(j.Partition),
+		QOS:        deref(j.Qos),
+		Reason:     deref(j.StateReason),
+		Dependency: dependency(deref(j.Dependency)),
+		Eligible:   unix(noVal64(j.EligibleTime)),
+		Nice:       int(deref(j.Nice)),
+		Held:       deref(j.Hold),
+		Submit:     unix(noVal64(j.SubmitTime)),
+		Start:      unix(noVal64(j.StartTime)),
+		Comment:    deref(j.Comment),
 	}
 	out.State, out.Flags = splitState(strs(j.JobState), baseJobStates)
 	if p, ok := noVal32(j.Priority); ok && p >= 0 && p <= 0xFFFFFFFF {
