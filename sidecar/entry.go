@@ -74,7 +74,7 @@ type entry struct {
 	// its leader) that asrpt has written a site factor to: giveback sets
 	// each back to 0.
 	hetFactor []string
-	handsOff             bool // an admin changed the priority asrpt wrote
+	handsOff  bool // an admin changed the priority asrpt wrote
 	// heldBack is Slurm's pending reason when it holds the job back this
 	// cycle for something other than resources and priority (heldBack):
 	// the job is ranked but never dispatched (policy.Task.Blocked).
