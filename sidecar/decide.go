@@ -54,6 +54,7 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 	rep.Arrived = s.reconcile(t, snap.Jobs, rep)
 	s.repredict(t)
 	free := s.freeModel(snap.Nodes, snap.Jobs)
+	s.claimTiers(snap.Jobs)
 	s.placeDispatched(t, free)
 	rep.Dispatched = s.schedule(t, free)
 	if errs, n := s.env.TakeErrors(); n > 0 {

@@ -1,12 +1,59 @@
 package sidecar
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/slurmclient"
 )
+
+// claimTiers fills s.tierClaim from this cycle's nodes (s.nodeParts) and
+// jobs: each node gets the highest PriorityTier among its partitions that
+// a pending job, neither held nor held back, may run in. Work: one pass
+// over the jobs' partitions and one over the nodes'.
+func (s *Sidecar) claimTiers(jobs []slurmclient.Job) {
+	s.tierClaim = s.tierClaim[:0]
+	if len(s.tiers) == 0 {
+		return
+	}
+	claimed := map[string]bool{}
+	for i := range jobs {
+		j := &jobs[i]
+		if !j.Pending() || j.Held || jobHeldBack(j, s.view.now) != "" {
+			continue
+		}
+		for _, p := range j.Partitions() {
+			claimed[p] = true
+		}
+	}
+	s.tierClaim = slices.Grow(s.tierClaim, len(s.nodeParts))[:len(s.nodeParts)]
+	for i, parts := range s.nodeParts {
+		s.tierClaim[i] = 0
+		for _, p := range parts {
+			if claimed[p] {
+				s.tierClaim[i] = max(s.tierClaim[i], s.tiers[p])
+			}
+		}
+	}
+}
+
+// outranked reports whether pending jobs of a partition of a higher
+// PriorityTier than any of e's own partitions on cluster node i wait for
+// that node: Slurm would give it to them first.
+func (s *Sidecar) outranked(e *entry, i int, parts []string) bool {
+	if i >= len(s.tierClaim) || s.tierClaim[i] == 0 {
+		return false
+	}
+	own := math.MinInt
+	for _, p := range parts {
+		if slices.Contains(s.nodeParts[i], p) {
+			own = max(own, s.tiers[p])
+		}
+	}
+	return s.tierClaim[i] > own
+}
 
 // freeModel returns the free GPUs as Slurm reports them: each usable node
 // in scope has its configured GPUs less those in use; GPU indices come from

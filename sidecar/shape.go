@@ -158,9 +158,10 @@ func nodeListBar(sj *slurmclient.Job) string {
 }
 
 // mayUse reports whether e's request can use cluster node i: the node is
-// in one of the job's partitions (as this cycle's node list says), the job
-// does not exclude it, and, for a job that named its own nodes, it is one
-// of them. A job pinned to a node it cannot use would wait for ever, or
+// in one of the job's partitions (as this cycle's node list says), no
+// pending job of a partition of a higher PriorityTier waits for it
+// (outranked), the job does not exclude it, and, for a job that named its
+// own nodes, it is one of them. A job pinned to a node it cannot use would wait for ever, or
 // start elsewhere than asrpt planned.
 func (s *Sidecar) mayUse(e *entry, i int) bool {
 	if e.sj == nil {
@@ -180,7 +181,7 @@ func (s *Sidecar) mayUse(e *entry, i int) bool {
 	}
 	for _, p := range parts {
 		if slices.Contains(s.nodeParts[i], p) {
-			return true
+			return !s.outranked(e, i, parts)
 		}
 	}
 	return false

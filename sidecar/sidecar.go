@@ -60,6 +60,12 @@ type Sidecar struct {
 	// this cycle's node list gave them.
 	view      queueView
 	nodeParts [][]string
+	// tiers is Options.PartitionTiers; tierClaim holds, by cluster node
+	// index, the highest PriorityTier of a partition of that node that a
+	// pending job (not held, not held back) may run in this cycle (0:
+	// none).
+	tiers     map[string]int
+	tierClaim []int
 	// reloads delivers new configurations to Run (nil: none).
 	reloads <-chan Reload
 	// status is the last published Status (/status).
@@ -91,6 +97,11 @@ type Options struct {
 	// SlurmVersion names the Slurm behind Slurm in messages, e.g. "Slurm
 	// 22.05.8, REST API v0.0.38" (optional).
 	SlurmVersion string
+	// PartitionTiers maps each partition to its PriorityTier (slurm.conf):
+	// a node list never points a job at nodes that pending jobs of a
+	// partition of a higher tier wait for, since Slurm starts those first
+	// whatever the priorities. Nil: tiers unknown, not checked.
+	PartitionTiers map[string]int
 }
 
 // ErrNoSiteFactor is New's refusal to run in factor mode on a REST API
@@ -155,7 +166,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
 		finished: map[string]finishedJob{}, active: map[string]*openIncident{}, seen: map[string]bool{},
-		clock: math.Inf(-1), reloads: o.Reload, mode: mode,
+		clock: math.Inf(-1), reloads: o.Reload, mode: mode, tiers: o.PartitionTiers,
 	}
 	s.m.setWriteMode(mode, fallback)
 	if fallback {

@@ -50,6 +50,8 @@ type harness struct {
 	cfg  Config
 	s    *Sidecar
 	pred predictor.Predictor
+	// tiers is Options.PartitionTiers of the sidecars newSidecar makes.
+	tiers map[string]int
 }
 
 // newHarness returns a sidecar on n nodes of g GPUs with a fake Slurm; all
@@ -84,7 +86,7 @@ func (h *harness) newSidecar() *Sidecar {
 	h.t.Helper()
 	nodes, _ := h.fake.Nodes(context.Background())
 	c := cluster.Uniform(len(nodes), nodes[0].GPUs)
-	s, err := New(h.cfg, Options{Cluster: c, Slurm: h.fake, Predictor: h.pred, Log: zerolog.Nop()})
+	s, err := New(h.cfg, Options{Cluster: c, Slurm: h.fake, Predictor: h.pred, Log: zerolog.Nop(), PartitionTiers: h.tiers})
 	if err != nil {
 		h.t.Fatal(err)
 	}

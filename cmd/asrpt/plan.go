@@ -13,7 +13,6 @@ import (
 
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
-	"github.com/asrpt/asrpt/slurmconf"
 )
 
 func init() {
@@ -52,7 +51,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg.DryRun = true // never writes, never moves the state file aside
 	cfg.LogLevel = "warn"
 	log := newLogger(cfg, stderr)
-	cl, err := slurmconf.LoadCluster(cfg.Slurm.ConfDir)
+	cl, tiers, err := siteModel(cfg.Slurm.ConfDir)
 	if err != nil {
 		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
 	}
@@ -60,7 +59,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, SlurmVersion: slurmVersion(ctx, client)})
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, PartitionTiers: tiers, Slurm: client, Log: log, SlurmVersion: slurmVersion(ctx, client)})
 	if err != nil {
 		return err
 	}

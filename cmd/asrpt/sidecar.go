@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/internal/journal"
 	"github.com/asrpt/asrpt/internal/sdnotify"
 	"github.com/asrpt/asrpt/sidecar"
@@ -74,7 +75,7 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer lock.Release()
 	}
-	cl, err := slurmconf.LoadCluster(cfg.Slurm.ConfDir)
+	cl, tiers, err := siteModel(cfg.Slurm.ConfDir)
 	if err != nil {
 		return fmt.Errorf("cluster model from %s: %w", cfg.Slurm.ConfDir, err)
 	}
@@ -128,7 +129,7 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 	}()
-	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, Slurm: client, Log: log, Reload: reloads,
+	s, err := sidecar.New(cfg, sidecar.Options{Cluster: cl, PartitionTiers: tiers, Slurm: client, Log: log, Reload: reloads,
 		SlurmVersion: slurmVersion(ctx, client)})
 	if err != nil {
 		return err
@@ -257,4 +258,19 @@ func notify(log zerolog.Logger, state string) {
 	if _, err := sdnotify.Notify(state); err != nil {
 		log.Warn().Err(err).Msg("systemd notification failed")
 	}
+}
+
+// siteModel loads the cluster model and each partition's PriorityTier
+// (Slurm's default 1 where none is set) from the Slurm configuration in
+// dir.
+func siteModel(dir string) (*cluster.Cluster, map[string]int, error) {
+	cfg, err := slurmconf.Load(dir, slurmconf.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	tiers := make(map[string]int, len(cfg.Partitions))
+	for _, p := range cfg.Partitions {
+		tiers[p.Name] = max(p.PriorityTier, 1)
+	}
+	return cfg.Cluster, tiers, nil
 }
