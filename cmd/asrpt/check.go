@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"io/fs"
 	"os"
@@ -194,9 +195,10 @@ func checkOnline(ctx context.Context, cfg sidecar.Config, path string, stdout io
 			case err != nil:
 				problem(key, "the administrator level of %s: %v", who, err)
 			case strings.Contains(lvl, "Operator") || strings.Contains(lvl, "Administrator"):
-				fmt.Fprintf(stdout, "%s: identity: %s, AdminLevel=%s: may update other users' jobs\n", path, who, lvl)
+				fmt.Fprintf(stdout, "%s: identity: %s, AdminLevel=%s: may update other users' jobs\n", path, safetext.Escape(who), safetext.Escape(lvl))
 			default:
-				problem(key, "%s has AdminLevel=%s and may not change other users' jobs: sacctmgr modify user %s set adminlevel=Operator", who, lvl, who)
+				problem(key, "%s has AdminLevel=%s and may not change other users' jobs: sacctmgr modify user %s set adminlevel=Operator",
+					safetext.Escape(who), safetext.Escape(lvl), safetext.Escape(who))
 			}
 		}
 	}

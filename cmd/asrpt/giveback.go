@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"strings"
 
@@ -42,7 +43,7 @@ func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "handed back %d jobs, skipped %d, failed %d\n", len(rep.Returned), rep.Skipped, len(rep.Failed))
 	if len(rep.NodesKept) > 0 {
 		fmt.Fprintf(stdout, "jobs keeping the node list asrpt set (clearing it failed; scontrol update jobid=N reqnodelist= clears one): %s\n",
-			strings.Join(rep.NodesKept, ","))
+			safetext.Escape(strings.Join(rep.NodesKept, ",")))
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"math"
 	"net/http"
@@ -76,10 +77,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return writePlan(stdout, rep.Plan)
 }
 
-// writePlan prints the plan as a table in squeue's spirit.
+// writePlan prints the plan as a table in squeue's spirit. Every text
+// field is escaped (safetext.Escape): job names, users, comments and
+// Slurm's reasons are written by others.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tNOTE")
+	e := safetext.Escape
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
 		if !r.Known {
@@ -129,7 +133,8 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if r.Alpha > 0 && r.AlphaMin > 0 {
 			alpha = fmt.Sprintf("%.3gs(x%.2f)", r.Alpha, r.Alpha/r.AlphaMin)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, prof, pred, virt, rank, prio, site, nodes, alpha, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e(r.JobID), e(r.User), e(r.Name), e(r.Shape), r.GPUs,
+			e(prof), pred, e(virt), rank, prio, site, e(nodes), alpha, e(note))
 	}
 	return tw.Flush()
 }

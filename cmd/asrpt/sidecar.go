@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"io/fs"
 	"net"
@@ -185,9 +186,29 @@ func newLogger(cfg sidecar.Config, w io.Writer) zerolog.Logger {
 		}
 	}
 	if console {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+		w = consoleWriter(w)
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// maxLogText bounds one message or field value of a console log line,
+// runes.
+const maxLogText = 4096
+
+// consoleWriter is zerolog's console format on w with the message and
+// every field value escaped (safetext): a job name or a reason from Slurm
+// in a log line can neither move the cursor nor forge a line. zerolog
+// quotes a string field with a control byte itself; messages, errors and
+// values marshalled as JSON (string lists, maps) it writes raw, and JSON
+// leaves DEL, C1 controls and bidi overrides as they are.
+func consoleWriter(w io.Writer) zerolog.ConsoleWriter {
+	esc := func(i any) string {
+		if i == nil {
+			return ""
+		}
+		return safetext.EscapeN(fmt.Sprintf("%s", i), maxLogText)
+	}
+	return zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, FormatMessage: esc, FormatFieldValue: esc, FormatErrFieldValue: esc}
 }
 
 func clientConfig(cfg sidecar.Config) slurmclient.Config {

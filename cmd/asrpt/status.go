@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"net/http"
 	"sort"
@@ -64,7 +65,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return writeStatus(stdout, &st, time.Now())
 }
 
-// writeStatus prints a status for a person, in sdiag's spirit.
+// writeStatus prints a status for a person, in sdiag's spirit. The
+// daemon's text (reasons, errors, the token's user) is escaped
+// (safetext.Escape): Slurm and its users write parts of it.
 func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	ew := &errWriter{w: w}
 	mode := "writing to Slurm"
@@ -77,7 +80,8 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if st.DryRun {
 		mode = "dry run (writes nothing)"
 	}
-	ew.printf("asrpt sidecar %s, policy %s, %s, cycle every %s, up %s\n", st.Version, st.Policy, mode,
+	e := safetext.Escape
+	ew.printf("asrpt sidecar %s, policy %s, %s, cycle every %s, up %s\n", e(st.Version), e(st.Policy), mode,
 		time.Duration(st.IntervalS*float64(time.Second)), now.Sub(st.Started).Round(time.Second))
 	switch c := st.LastCycle; {
 	case c == nil:
@@ -89,7 +93,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 			ew.printf("                failed writes %s\n", counts(c.Failed))
 		}
 	default:
-		ew.printf("last cycle:     FAILED %s ago: %s\n", now.Sub(c.Time).Round(time.Second), c.Error)
+		ew.printf("last cycle:     FAILED %s ago: %s\n", now.Sub(c.Time).Round(time.Second), e(c.Error))
 	}
 	if !st.LastSuccess.IsZero() {
 		ew.printf("last success:   %s ago\n", now.Sub(st.LastSuccess).Round(time.Second))
@@ -102,11 +106,11 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if t := st.Token; t != nil {
 		switch {
 		case t.Error != "":
-			ew.printf("token:          %s: %s\n", t.File, t.Error)
+			ew.printf("token:          %s: %s\n", e(t.File), e(t.Error))
 		case t.Expires.IsZero():
-			ew.printf("token:          %s, user %s, no expiry\n", t.File, t.User)
+			ew.printf("token:          %s, user %s, no expiry\n", e(t.File), e(t.User))
 		default:
-			ew.printf("token:          %s, user %s, expires %s (in %s)\n", t.File, t.User, t.Expires.UTC().Format(time.RFC3339),
+			ew.printf("token:          %s, user %s, expires %s (in %s)\n", e(t.File), e(t.User), t.Expires.UTC().Format(time.RFC3339),
 				t.Expires.Sub(now).Round(time.Minute))
 		}
 	}
@@ -114,7 +118,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if len(st.LeftAlone) > 0 {
 		ew.printf("left alone:\n")
 		for _, j := range st.LeftAlone {
-			ew.printf("  %-12s %s\n", j.JobID, j.Reason)
+			ew.printf("  %-12s %s\n", e(j.JobID), e(j.Reason))
 		}
 	}
 	if len(st.Incidents) == 0 {
@@ -122,7 +126,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	} else {
 		ew.printf("incidents:\n")
 		for _, in := range st.Incidents {
-			ew.printf("  %-12s since %s, %d times: %s\n", in.Key, in.Since.UTC().Format(time.RFC3339), in.Occurrences, in.LastError)
+			ew.printf("  %-12s since %s, %d times: %s\n", e(in.Key), in.Since.UTC().Format(time.RFC3339), in.Occurrences, e(in.LastError))
 		}
 	}
 	return ew.err
@@ -140,7 +144,7 @@ func counts(m map[string]int) string {
 	sort.Strings(ks)
 	parts := make([]string, len(ks))
 	for i, k := range ks {
-		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+		parts[i] = fmt.Sprintf("%s=%d", safetext.Escape(k), m[k])
 	}
 	return strings.Join(parts, " ")
 }
