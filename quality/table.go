@@ -3,12 +3,12 @@ package quality
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/policy"
 )
 

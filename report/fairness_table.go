@@ -3,12 +3,13 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/asrpt/asrpt/internal/safetext"
 )
 
 // writeFairness prints the fairness part of the table, when the policies

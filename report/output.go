@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"reflect"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/asrpt/asrpt/internal/atomicfile"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/sim"
 )
 

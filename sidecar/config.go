@@ -515,7 +515,8 @@ func (c *Config) Warnings() []string {
 
 // CheckFiles checks that the files the configuration names exist and can
 // be read: the token file, the CA file, slurm.conf in the configuration
-// directory, and the state file's directory. It returns every problem.
+// directory, and the state file's directory and files (CheckStateFiles:
+// owner, mode, links). It returns every problem.
 func (c *Config) CheckFiles(name string) Problems {
 	var ps Problems
 	add := func(key, format string, args ...any) {
@@ -538,10 +539,8 @@ func (c *Config) CheckFiles(name string) Problems {
 		readable("slurm.ca_file", c.Slurm.CAFile)
 	}
 	readable("slurm.conf_dir", filepath.Join(c.Slurm.ConfDir, "slurm.conf"))
-	if fi, err := os.Stat(filepath.Dir(c.StateFile)); err != nil {
-		add("sidecar.state_file", "%v", err)
-	} else if !fi.IsDir() {
-		add("sidecar.state_file", "%s is not a directory", filepath.Dir(c.StateFile))
+	if err := CheckStateFiles(c.StateFile); err != nil {
+		add("sidecar.state_file", "%v", strings.TrimPrefix(err.Error(), "sidecar.state_file: "))
 	}
 	return ps
 }

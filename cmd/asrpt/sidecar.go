@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"io/fs"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/internal/journal"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/internal/sdnotify"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -70,8 +70,10 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// A dry run writes neither Slurm nor the state file: it may run
 		// beside the daemon.
 		lock, err := sidecar.LockState(cfg.StateFile)
-		if err != nil {
+		if errors.Is(err, sidecar.ErrLocked) {
 			return fmt.Errorf("sidecar.state_file: %w", err)
+		} else if err != nil {
+			return err // names sidecar.state_file, the path and the fix
 		}
 		defer lock.Release()
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/asrpt/asrpt/internal/safetext"
 	"io"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
