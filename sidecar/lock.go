@@ -23,6 +23,20 @@ type StateLock struct{ f *os.File }
 // lockPath is the lock file beside the state file.
 func lockPath(stateFile string) string { return stateFile + ".lock" }
 
+// StatusTokenPath is the file beside stateFile where the sidecar serving
+// /status and /plan on listen keeps the token that asrpt status and asrpt
+// plan prove themselves with (internal/statusauth): one per address, so a
+// dry run on another address beside the daemon has its own.
+func StatusTokenPath(stateFile, listen string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, listen)
+	return stateFile + ".status-" + name + ".token"
+}
+
 // CheckStateFiles checks the state file's directory and the files the
 // sidecar keeps there before they are trusted (ownedpath): the directory
 // owned by this process's user or root and writable by no one else, and

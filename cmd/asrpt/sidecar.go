@@ -19,6 +19,7 @@ import (
 	"github.com/asrpt/asrpt/internal/journal"
 	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/internal/sdnotify"
+	"github.com/asrpt/asrpt/internal/statusauth"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/slurmconf"
@@ -86,11 +87,19 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var srv *http.Server
 	front := &frontHandler{notReady: "connecting to slurmrestd at " + redacted(cfg.Slurm.URL)}
 	if cfg.MetricsListen != "" {
+		// A port another process holds stops the start: asrpt status
+		// would otherwise talk to that process.
 		ln, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
-			return fmt.Errorf("metrics.listen %s: %w", cfg.MetricsListen, err)
+			return fmt.Errorf("metrics.listen %s: %w (another process holds it? ss -ltnp 'sport = :%s' names it; or set another address)",
+				cfg.MetricsListen, err, port(cfg.MetricsListen))
 		}
-		srv = &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+		tok, err := statusToken(cfg, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		srv = &http.Server{Handler: protected(tok, front), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("metrics server stopped")
@@ -165,6 +174,31 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	err = s.Run(ctx)
 	notify(log, sdnotify.Stopping)
 	return err
+}
+
+// statusToken writes a fresh token for /status and /plan in the state
+// directory (sidecar.StatusTokenPath) and returns it. A dry run that
+// cannot write it (run by a user who cannot write the directory) serves
+// them to no one and says so; the daemon refuses to start.
+func statusToken(cfg sidecar.Config, log zerolog.Logger) ([]byte, error) {
+	tok, err := statusauth.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	path := sidecar.StatusTokenPath(cfg.StateFile, cfg.MetricsListen)
+	if err := statusauth.Write(path, tok); err != nil {
+		if !cfg.DryRun {
+			return nil, fmt.Errorf("sidecar.state_file: %w", err)
+		}
+		log.Warn().Err(err).Msg("cannot write the status token: asrpt status and asrpt plan cannot reach this dry run")
+	}
+	return tok, nil
+}
+
+// port returns the port of a host:port address.
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
 }
 
 // newLogger returns the configured zerolog logger writing to w: JSON, or

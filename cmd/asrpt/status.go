@@ -3,14 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/asrpt/asrpt/internal/safetext"
+	"github.com/asrpt/asrpt/internal/statusauth"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -20,6 +25,38 @@ func init() {
 
 // maxStatusBody bounds the /status answer read, bytes.
 const maxStatusBody = 16 << 20
+
+// daemonClient asks the daemon's endpoints; it follows no redirect.
+var daemonClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// daemonGet asks the sidecar on cfg.MetricsListen for url (/status,
+// /plan) with the token it keeps in the state directory
+// (sidecar.StatusTokenPath), and returns the body of a 200 answer that
+// proves the same token (statusauth.Get): another process holding the
+// port cannot forge one. The token can be read by the sidecar's user
+// (sudo -u asrpt asrpt status).
+func daemonGet(ctx context.Context, cfg sidecar.Config, url string) ([]byte, error) {
+	tokPath := sidecar.StatusTokenPath(cfg.StateFile, cfg.MetricsListen)
+	tok, err := statusauth.Read(tokPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no sidecar answers on %s: is it running? (it writes %s at start): %w", cfg.MetricsListen, tokPath, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot verify the sidecar on %s: %w; run this as the sidecar's user (sudo -u asrpt …)", cfg.MetricsListen, err)
+	}
+	code, body, err := statusauth.Get(ctx, daemonClient, url, tok, maxStatusBody)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("no sidecar answers on %s: is it running? %w", cfg.MetricsListen, err)
+		}
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d: %s", url, code, safetext.Escape(strings.TrimSpace(string(body))))
+	}
+	return body, nil
+}
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("status", stderr)
@@ -38,21 +75,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	url := "http://" + cfg.MetricsListen + "/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := daemonGet(ctx, cfg, url)
 	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("no sidecar answers on %s (metrics.listen in %s): is it running? %w", cfg.MetricsListen, *path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
-	if err != nil {
-		return fmt.Errorf("%s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
+		return fmt.Errorf("%w (metrics.listen and sidecar.state_file in %s)", err, *path)
 	}
 	if *asJSON {
 		_, err := stdout.Write(body)
