@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/policy"
 )
 
@@ -268,7 +269,7 @@ func writeFactor(w io.Writer, f *FactorSummary, cand string) {
 		f.Factor, f.Baseline, cand, f.Baseline, f.Baseline, f.Baseline)
 	for _, c := range f.Cases {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%+.1f%%\t\n", c.Case, ratio(c.FactorVsBaseline),
-			ratio(c.CandidateVsBaseline), c.MaxWait, c.BaselineMaxWait, c.P99Wait, c.BaselineP99Wait, dash(c.WorstAccount), 100*c.ShareChange)
+			ratio(c.CandidateVsBaseline), c.MaxWait, c.BaselineMaxWait, c.P99Wait, c.BaselineP99Wait, safetext.Escape(dash(c.WorstAccount)), 100*c.ShareChange)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s keeps %.0f%% of %s's gain over %s (geometric means %.3f and %.3f); its longest wait exceeds %s's on %d of %d cases (geometric mean of the ratios %.3f), its p99 wait on %d (%.3f); an account's share of the contended GPU-hours (accounts of at least %.0f%%) moves by more than %.0f%% on %d (mean of the worst changes %.1f%%).\n",

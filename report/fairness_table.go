@@ -8,12 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/asrpt/asrpt/internal/safetext"
 )
 
 // writeFairness prints the fairness part of the table, when the policies
 // have a FairnessReport: one row of overall figures per policy, then for
 // each policy its TableAccounts accounts and TableUsers users with the most
-// GPU-hours, and its longest waits.
+// GPU-hours, and its longest waits. Account, user and job names come
+// from the trace and are escaped (safetext.Escape).
 func (r *Report) writeFairness(w io.Writer) error {
 	var targets string
 	for _, s := range r.Policies {
@@ -58,7 +61,7 @@ func (r *Report) writeFairness(w io.Writer) error {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintf(tw, "%s\tjobs\tGPU-h\tcontended\ttarget\tavg wait s\tmax wait s\tp99 wait s\tp99 slowdown\t\n", g.kind)
 			for _, x := range top {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%.3f\t%.3f\t%s\t%s\t%s\t%.2f\t\n", x.Name, x.Jobs, gpuHours(x.GPUHours), x.ContendedShare,
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%.3f\t%.3f\t%s\t%s\t%s\t%.2f\t\n", safetext.Escape(x.Name), x.Jobs, gpuHours(x.GPUHours), x.ContendedShare,
 					x.TargetShare, num(x.AvgWait), num(x.MaxWait), num(x.P99Wait), x.P99Slowdown)
 			}
 			if err := tw.Flush(); err != nil {
@@ -72,7 +75,7 @@ func (r *Report) writeFairness(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "job\tuser\taccount\tGPUs\tsubmit s\twait s\trun time s\t")
 		for _, j := range f.Longest {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", j.ID, j.User, j.Account, j.GPUs,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", safetext.Escape(j.ID), safetext.Escape(j.User), safetext.Escape(j.Account), j.GPUs,
 				strconv.FormatFloat(j.Submit, 'f', 0, 64), num(j.Wait), num(j.RunTime))
 		}
 		if err := tw.Flush(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/asrpt/asrpt/internal/atomicfile"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/sim"
 )
 
@@ -51,7 +52,7 @@ func New(jobs, excluded, gpus int, lb sim.LowerBound) *Report {
 // WriteTable prints the human-readable table.
 func (r *Report) WriteTable(w io.Writer) error {
 	if r.Workload != "" {
-		fmt.Fprintf(w, "workload: %s\n", r.Workload)
+		fmt.Fprintf(w, "workload: %s\n", safetext.EscapeN(r.Workload, 0))
 	}
 	fmt.Fprintf(w, "jobs %d (excluded %d larger than the cluster), GPUs %d, lower bound total JCT %s s (virtual SRPT %s, Σ run time %s, mean busy %s; binding %s)\n\n",
 		r.Jobs, r.Excluded, r.GPUs, num(r.LowerBound), num(r.LowerBoundVirtual), num(r.LowerBoundLength),

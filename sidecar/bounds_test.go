@@ -283,3 +283,30 @@ func TestReadStateNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestListenWarning: a metrics.listen address other hosts can reach is
+// warned about (issue 25: listen = "0.0.0.0:…" was accepted without a
+// word); a loopback one is not.
+func TestListenWarning(t *testing.T) {
+	for _, c := range []struct {
+		listen string
+		warn   bool
+	}{
+		{"0.0.0.0:9870", true},
+		{":9870", true},
+		{"[::]:9870", true},
+		{"10.0.0.5:9870", true},
+		{"127.0.0.1:9870", false},
+		{"[::1]:9870", false},
+		{"localhost:9870", false},
+		{"", false},
+	} {
+		cfg := DefaultConfig()
+		cfg.Slurm.URL = "unix:///run/slurmrestd.sock"
+		cfg.MetricsListen = c.listen
+		w := cfg.Warnings()
+		if (len(w) > 0) != c.warn || c.warn && !strings.Contains(w[0], "metrics.listen: "+c.listen) {
+			t.Errorf("%q: warnings %v", c.listen, w)
+		}
+	}
+}

@@ -500,22 +500,33 @@ func (p *ProfilesConfig) parseRules(v any, name string, lines map[string]int) Pr
 }
 
 // Warnings returns what the configuration allows but an admin should know:
-// a token sent in clear text (http://) to a host that is not this machine.
+// a token sent in clear text (http://) to a host that is not this machine,
+// and a metrics.listen address other hosts can reach (/metrics and
+// /healthz answer anyone; /status and /plan only with the state
+// directory's token).
 func (c *Config) Warnings() []string {
-	u, err := url.Parse(c.Slurm.URL)
-	if err != nil || u.Scheme != "http" {
-		return nil
+	var out []string
+	if u, err := url.Parse(c.Slurm.URL); err == nil && u.Scheme == "http" && !loopback(u.Hostname()) {
+		out = append(out, fmt.Sprintf("slurm.url: %s sends the token in clear text to %s; use https:// or a unix:// socket", u.Redacted(), u.Hostname()))
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
-		return nil
+	if host, _, err := net.SplitHostPort(c.MetricsListen); err == nil && c.MetricsListen != "" && !loopback(host) {
+		out = append(out, fmt.Sprintf("metrics.listen: %s is reachable from other hosts: /metrics and /healthz answer anyone there "+
+			"(/status and /plan only with the token in the state directory); 127.0.0.1:PORT keeps it on this machine", c.MetricsListen))
 	}
-	return []string{fmt.Sprintf("slurm.url: %s sends the token in clear text to %s; use https:// or a unix:// socket", u.Redacted(), host)}
+	return out
+}
+
+// loopback reports whether host names this machine only (an empty host
+// listens on every address).
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // CheckFiles checks that the files the configuration names exist and can
 // be read: the token file, the CA file, slurm.conf in the configuration
-// directory, and the state file's directory. It returns every problem.
+// directory, and the state file's directory and files (CheckStateFiles:
+// owner, mode, links). It returns every problem.
 func (c *Config) CheckFiles(name string) Problems {
 	var ps Problems
 	add := func(key, format string, args ...any) {
@@ -538,10 +549,8 @@ func (c *Config) CheckFiles(name string) Problems {
 		readable("slurm.ca_file", c.Slurm.CAFile)
 	}
 	readable("slurm.conf_dir", filepath.Join(c.Slurm.ConfDir, "slurm.conf"))
-	if fi, err := os.Stat(filepath.Dir(c.StateFile)); err != nil {
-		add("sidecar.state_file", "%v", err)
-	} else if !fi.IsDir() {
-		add("sidecar.state_file", "%s is not a directory", filepath.Dir(c.StateFile))
+	if err := CheckStateFiles(c.StateFile); err != nil {
+		add("sidecar.state_file", "%v", strings.TrimPrefix(err.Error(), "sidecar.state_file: "))
 	}
 	return ps
 }

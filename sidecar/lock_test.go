@@ -46,7 +46,7 @@ func TestLockStateCannotOpen(t *testing.T) {
 	if err := os.Mkdir(state+".lock", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LockState(state); err == nil || errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "state lock") {
+	if _, err := LockState(state); err == nil || errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), state+".lock") {
 		t.Errorf("lock with a directory in the way: %v", err)
 	}
 }

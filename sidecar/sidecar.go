@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/internal/ownedpath"
 	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
@@ -187,6 +188,9 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 				s.stateProblem(err)
 			}
 		case errors.Is(err, errNoState):
+		case errors.Is(err, ownedpath.ErrUntrusted):
+			// Another user could have written it: neither used nor moved.
+			return nil, err
 		default:
 			s.stateProblem(err)
 		}

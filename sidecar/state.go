@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/ownedpath"
 	"github.com/asrpt/asrpt/internal/regularfile"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/jobprofile"
@@ -95,10 +96,13 @@ var errNoState = errors.New("no state file")
 // ErrCorruptState marks a state file that cannot be used.
 var ErrCorruptState = errors.New("corrupt state file")
 
-// readState reads the state file at path.
+// readState reads the state file at path, refusing one it cannot trust
+// (openState; an error wrapping ownedpath.ErrUntrusted).
 func readState(path string) (*savedState, error) {
-	f, _, err := regularfile.Open(path)
+	f, err := openState(path)
 	switch {
+	case errors.Is(err, ownedpath.ErrUntrusted):
+		return nil, err
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, errNoState
 	case errors.Is(err, regularfile.ErrNotRegular):

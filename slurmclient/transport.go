@@ -135,9 +135,14 @@ func newTransport(cfg Config) (*transport, error) {
 	default:
 		return nil, fmt.Errorf("slurmclient: URL %q: %w: scheme must be http, https or unix", cfg.URL, ErrInvalid)
 	}
-	t.hc = cfg.HTTPClient
-	if t.hc == nil {
+	if cfg.HTTPClient != nil {
+		hc := *cfg.HTTPClient // the caller's client is not changed
+		t.hc = &hc
+	} else {
 		t.hc = &http.Client{Transport: tr, Timeout: cfg.Timeout}
+	}
+	if t.hc.CheckRedirect == nil {
+		t.hc.CheckRedirect = sameOrigin
 	}
 	if u.Scheme != "unix" {
 		if cfg.TokenFile == "" {
@@ -149,6 +154,42 @@ func newTransport(cfg Config) (*transport, error) {
 		}
 	}
 	return t, nil
+}
+
+// maxRedirects bounds the same-origin redirects followed for one request.
+const maxRedirects = 10
+
+// sameOrigin is the client's redirect policy: a redirect is followed only
+// to the origin (scheme, host and port) of the request that came first, so
+// the token headers never reach another host, and a redirect cannot turn
+// https:// into clear-text http:// (the final URL has the first one's
+// scheme and host, so Config.Warnings' clear-text check of slurm.url holds
+// for it too). A refused redirect is an error wrapping ErrBadResponse that
+// names both URLs; it is not retried.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if origin(req.URL) != origin(first) {
+		return fmt.Errorf("%w: slurmrestd at %s redirected to %s, another origin: not followed, so the token is not sent there "+
+			"(set slurm.url to the address that answers)", ErrBadResponse, first.Redacted(), req.URL.Redacted())
+	}
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("%w: %d redirects from %s", ErrBadResponse, len(via), first.Redacted())
+	}
+	return nil
+}
+
+// origin returns u's scheme://host:port, the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // response is one HTTP answer, body already read (bounded).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/slurmconf"
@@ -194,9 +195,10 @@ func checkOnline(ctx context.Context, cfg sidecar.Config, path string, stdout io
 			case err != nil:
 				problem(key, "the administrator level of %s: %v", who, err)
 			case strings.Contains(lvl, "Operator") || strings.Contains(lvl, "Administrator"):
-				fmt.Fprintf(stdout, "%s: identity: %s, AdminLevel=%s: may update other users' jobs\n", path, who, lvl)
+				fmt.Fprintf(stdout, "%s: identity: %s, AdminLevel=%s: may update other users' jobs\n", path, safetext.Escape(who), safetext.Escape(lvl))
 			default:
-				problem(key, "%s has AdminLevel=%s and may not change other users' jobs: sacctmgr modify user %s set adminlevel=Operator", who, lvl, who)
+				problem(key, "%s has AdminLevel=%s and may not change other users' jobs: sacctmgr modify user %s set adminlevel=Operator",
+					safetext.Escape(who), safetext.Escape(lvl), safetext.Escape(who))
 			}
 		}
 	}

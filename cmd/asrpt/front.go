@@ -3,6 +3,8 @@ package main
 import (
 	"net/http"
 	"sync/atomic"
+
+	"github.com/asrpt/asrpt/internal/statusauth"
 )
 
 // frontHandler serves the sidecar's handler once it runs, and before that
@@ -26,4 +28,20 @@ func (f *frontHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// protected serves /status and /plan through statusauth.Require with
+// tok (the token in the state directory: only a client that can read it
+// gets an answer, and it can tell the answer is the daemon's); /metrics
+// and /healthz, and every other path, stay open.
+func protected(tok []byte, h http.Handler) http.Handler {
+	auth := statusauth.Require(tok, h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/status", "/plan":
+			auth.ServeHTTP(w, r)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -29,9 +31,13 @@ func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// Beside a running sidecar a giveback would be undone by its next
 	// cycle: refused (the sidecar hands back itself on stop with
 	// giveback_on_shutdown).
+	// The state file is checked before it is trusted (LockState: owner,
+	// mode, links).
 	lock, err := sidecar.LockState(cfg.StateFile)
-	if err != nil {
+	if errors.Is(err, sidecar.ErrLocked) {
 		return fmt.Errorf("giveback: stop the sidecar first (or set sidecar.giveback_on_shutdown and stop it): %w", err)
+	} else if err != nil {
+		return fmt.Errorf("giveback: %w", err)
 	}
 	defer lock.Release()
 	client, err := slurmclient.New(ctx, clientConfig(cfg))
@@ -42,7 +48,7 @@ func runGiveback(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "handed back %d jobs, skipped %d, failed %d\n", len(rep.Returned), rep.Skipped, len(rep.Failed))
 	if len(rep.NodesKept) > 0 {
 		fmt.Fprintf(stdout, "jobs keeping the node list asrpt set (clearing it failed; scontrol update jobid=N reqnodelist= clears one): %s\n",
-			strings.Join(rep.NodesKept, ","))
+			safetext.Escape(strings.Join(rep.NodesKept, ",")))
 	}
 	return err
 }

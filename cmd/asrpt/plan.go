@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/ownedpath"
+	"github.com/asrpt/asrpt/internal/safetext"
+	"github.com/asrpt/asrpt/internal/statusauth"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -33,7 +36,11 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if !*fresh && cfg.MetricsListen != "" {
 		// The running daemon's own plan, when one answers.
-		if p, err := daemonPlan(ctx, cfg.MetricsListen); err == nil {
+		p, err := daemonPlan(ctx, cfg)
+		if errors.Is(err, statusauth.ErrUnproven) || errors.Is(err, ownedpath.ErrUntrusted) {
+			fmt.Fprintf(stderr, "asrpt plan: %v; computing a plan now\n", err)
+		}
+		if err == nil {
 			if *asJSON {
 				enc := json.NewEncoder(stdout)
 				enc.SetIndent("", "  ")
@@ -75,10 +82,13 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return writePlan(stdout, rep.Plan)
 }
 
-// writePlan prints the plan as a table in squeue's spirit.
+// writePlan prints the plan as a table in squeue's spirit. Every text
+// field is escaped (safetext.Escape): job names, users, comments and
+// Slurm's reasons are written by others.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tNOTE")
+	e := safetext.Escape
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
 		if !r.Known {
@@ -128,7 +138,8 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if r.Alpha > 0 && r.AlphaMin > 0 {
 			alpha = fmt.Sprintf("%.3gs(x%.2f)", r.Alpha, r.Alpha/r.AlphaMin)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.JobID, r.User, r.Name, r.Shape, r.GPUs, prof, pred, virt, rank, prio, site, nodes, alpha, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e(r.JobID), e(r.User), e(r.Name), e(r.Shape), r.GPUs,
+			e(prof), pred, e(virt), rank, prio, site, e(nodes), alpha, e(note))
 	}
 	return tw.Flush()
 }
@@ -150,24 +161,17 @@ func shortDuration(s float64) string {
 	return fmt.Sprintf("%dd%02dh", d/86400, d%86400/3600)
 }
 
-// daemonPlan asks the sidecar answering on listen for its last plan.
-func daemonPlan(ctx context.Context, listen string) (*sidecar.ServedPlan, error) {
+// daemonPlan asks the sidecar answering on cfg.MetricsListen for its last
+// plan (daemonGet: only an answer proving the state directory's token).
+func daemonPlan(ctx context.Context, cfg sidecar.Config) (*sidecar.ServedPlan, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+listen+"/plan", nil)
+	body, err := daemonGet(ctx, cfg, "http://"+cfg.MetricsListen+"/plan")
 	if err != nil {
 		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("/plan: %s", resp.Status)
 	}
 	var p sidecar.ServedPlan
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxStatusBody)).Decode(&p); err != nil {
+	if err := json.Unmarshal(body, &p); err != nil {
 		return nil, fmt.Errorf("/plan: %w", err)
 	}
 	return &p, nil

@@ -18,7 +18,9 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/internal/journal"
+	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/internal/sdnotify"
+	"github.com/asrpt/asrpt/internal/statusauth"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/slurmconf"
@@ -70,8 +72,10 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// A dry run writes neither Slurm nor the state file: it may run
 		// beside the daemon.
 		lock, err := sidecar.LockState(cfg.StateFile)
-		if err != nil {
+		if errors.Is(err, sidecar.ErrLocked) {
 			return fmt.Errorf("sidecar.state_file: %w", err)
+		} else if err != nil {
+			return err // names sidecar.state_file, the path and the fix
 		}
 		defer lock.Release()
 	}
@@ -84,11 +88,19 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var srv *http.Server
 	front := &frontHandler{notReady: "connecting to slurmrestd at " + redacted(cfg.Slurm.URL)}
 	if cfg.MetricsListen != "" {
+		// A port another process holds stops the start: asrpt status
+		// would otherwise talk to that process.
 		ln, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
-			return fmt.Errorf("metrics.listen %s: %w", cfg.MetricsListen, err)
+			return fmt.Errorf("metrics.listen %s: %w (another process holds it? ss -ltnp 'sport = :%s' names it; or set another address)",
+				cfg.MetricsListen, err, port(cfg.MetricsListen))
 		}
-		srv = &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+		tok, err := statusToken(cfg, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		srv = &http.Server{Handler: protected(tok, front), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("metrics server stopped")
@@ -165,6 +177,31 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return err
 }
 
+// statusToken writes a fresh token for /status and /plan in the state
+// directory (sidecar.StatusTokenPath) and returns it. A dry run that
+// cannot write it (run by a user who cannot write the directory) serves
+// them to no one and says so; the daemon refuses to start.
+func statusToken(cfg sidecar.Config, log zerolog.Logger) ([]byte, error) {
+	tok, err := statusauth.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	path := sidecar.StatusTokenPath(cfg.StateFile, cfg.MetricsListen)
+	if err := statusauth.Write(path, tok); err != nil {
+		if !cfg.DryRun {
+			return nil, fmt.Errorf("sidecar.state_file: %w", err)
+		}
+		log.Warn().Err(err).Msg("cannot write the status token: asrpt status and asrpt plan cannot reach this dry run")
+	}
+	return tok, nil
+}
+
+// port returns the port of a host:port address.
+func port(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}
+
 // newLogger returns the configured zerolog logger writing to w: JSON, or
 // the console writer when asked or when w is a terminal. When w is the
 // journal's stream (the service under systemd), lines are JSON with a
@@ -186,9 +223,29 @@ func newLogger(cfg sidecar.Config, w io.Writer) zerolog.Logger {
 		}
 	}
 	if console {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+		w = consoleWriter(w)
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+}
+
+// maxLogText bounds one message or field value of a console log line,
+// runes.
+const maxLogText = 4096
+
+// consoleWriter is zerolog's console format on w with the message and
+// every field value escaped (safetext): a job name or a reason from Slurm
+// in a log line can neither move the cursor nor forge a line. zerolog
+// quotes a string field with a control byte itself; messages, errors and
+// values marshalled as JSON (string lists, maps) it writes raw, and JSON
+// leaves DEL, C1 controls and bidi overrides as they are.
+func consoleWriter(w io.Writer) zerolog.ConsoleWriter {
+	esc := func(i any) string {
+		if i == nil {
+			return ""
+		}
+		return safetext.EscapeN(fmt.Sprintf("%s", i), maxLogText)
+	}
+	return zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, FormatMessage: esc, FormatFieldValue: esc, FormatErrFieldValue: esc}
 }
 
 func clientConfig(cfg sidecar.Config) slurmclient.Config {

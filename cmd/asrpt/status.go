@@ -3,13 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/asrpt/asrpt/internal/safetext"
+	"github.com/asrpt/asrpt/internal/statusauth"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -19,6 +25,38 @@ func init() {
 
 // maxStatusBody bounds the /status answer read, bytes.
 const maxStatusBody = 16 << 20
+
+// daemonClient asks the daemon's endpoints; it follows no redirect.
+var daemonClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// daemonGet asks the sidecar on cfg.MetricsListen for url (/status,
+// /plan) with the token it keeps in the state directory
+// (sidecar.StatusTokenPath), and returns the body of a 200 answer that
+// proves the same token (statusauth.Get): another process holding the
+// port cannot forge one. The token can be read by the sidecar's user
+// (sudo -u asrpt asrpt status).
+func daemonGet(ctx context.Context, cfg sidecar.Config, url string) ([]byte, error) {
+	tokPath := sidecar.StatusTokenPath(cfg.StateFile, cfg.MetricsListen)
+	tok, err := statusauth.Read(tokPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no sidecar answers on %s: is it running? (it writes %s at start): %w", cfg.MetricsListen, tokPath, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot verify the sidecar on %s: %w; run this as the sidecar's user (sudo -u asrpt …)", cfg.MetricsListen, err)
+	}
+	code, body, err := statusauth.Get(ctx, daemonClient, url, tok, maxStatusBody)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("no sidecar answers on %s: is it running? %w", cfg.MetricsListen, err)
+		}
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d: %s", url, code, safetext.Escape(strings.TrimSpace(string(body))))
+	}
+	return body, nil
+}
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("status", stderr)
@@ -37,21 +75,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	url := "http://" + cfg.MetricsListen + "/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := daemonGet(ctx, cfg, url)
 	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("no sidecar answers on %s (metrics.listen in %s): is it running? %w", cfg.MetricsListen, *path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxStatusBody))
-	if err != nil {
-		return fmt.Errorf("%s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
+		return fmt.Errorf("%w (metrics.listen and sidecar.state_file in %s)", err, *path)
 	}
 	if *asJSON {
 		_, err := stdout.Write(body)
@@ -64,7 +90,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return writeStatus(stdout, &st, time.Now())
 }
 
-// writeStatus prints a status for a person, in sdiag's spirit.
+// writeStatus prints a status for a person, in sdiag's spirit. The
+// daemon's text (reasons, errors, the token's user) is escaped
+// (safetext.Escape): Slurm and its users write parts of it.
 func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	ew := &errWriter{w: w}
 	mode := "writing to Slurm"
@@ -77,7 +105,8 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if st.DryRun {
 		mode = "dry run (writes nothing)"
 	}
-	ew.printf("asrpt sidecar %s, policy %s, %s, cycle every %s, up %s\n", st.Version, st.Policy, mode,
+	e := safetext.Escape
+	ew.printf("asrpt sidecar %s, policy %s, %s, cycle every %s, up %s\n", e(st.Version), e(st.Policy), mode,
 		time.Duration(st.IntervalS*float64(time.Second)), now.Sub(st.Started).Round(time.Second))
 	switch c := st.LastCycle; {
 	case c == nil:
@@ -89,7 +118,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 			ew.printf("                failed writes %s\n", counts(c.Failed))
 		}
 	default:
-		ew.printf("last cycle:     FAILED %s ago: %s\n", now.Sub(c.Time).Round(time.Second), c.Error)
+		ew.printf("last cycle:     FAILED %s ago: %s\n", now.Sub(c.Time).Round(time.Second), e(c.Error))
 	}
 	if !st.LastSuccess.IsZero() {
 		ew.printf("last success:   %s ago\n", now.Sub(st.LastSuccess).Round(time.Second))
@@ -102,11 +131,11 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if t := st.Token; t != nil {
 		switch {
 		case t.Error != "":
-			ew.printf("token:          %s: %s\n", t.File, t.Error)
+			ew.printf("token:          %s: %s\n", e(t.File), e(t.Error))
 		case t.Expires.IsZero():
-			ew.printf("token:          %s, user %s, no expiry\n", t.File, t.User)
+			ew.printf("token:          %s, user %s, no expiry\n", e(t.File), e(t.User))
 		default:
-			ew.printf("token:          %s, user %s, expires %s (in %s)\n", t.File, t.User, t.Expires.UTC().Format(time.RFC3339),
+			ew.printf("token:          %s, user %s, expires %s (in %s)\n", e(t.File), e(t.User), t.Expires.UTC().Format(time.RFC3339),
 				t.Expires.Sub(now).Round(time.Minute))
 		}
 	}
@@ -114,7 +143,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if len(st.LeftAlone) > 0 {
 		ew.printf("left alone:\n")
 		for _, j := range st.LeftAlone {
-			ew.printf("  %-12s %s\n", j.JobID, j.Reason)
+			ew.printf("  %-12s %s\n", e(j.JobID), e(j.Reason))
 		}
 	}
 	if len(st.Incidents) == 0 {
@@ -122,7 +151,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	} else {
 		ew.printf("incidents:\n")
 		for _, in := range st.Incidents {
-			ew.printf("  %-12s since %s, %d times: %s\n", in.Key, in.Since.UTC().Format(time.RFC3339), in.Occurrences, in.LastError)
+			ew.printf("  %-12s since %s, %d times: %s\n", e(in.Key), in.Since.UTC().Format(time.RFC3339), in.Occurrences, e(in.LastError))
 		}
 	}
 	return ew.err
@@ -140,7 +169,7 @@ func counts(m map[string]int) string {
 	sort.Strings(ks)
 	parts := make([]string, len(ks))
 	for i, k := range ks {
-		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+		parts[i] = fmt.Sprintf("%s=%d", safetext.Escape(k), m[k])
 	}
 	return strings.Join(parts, " ")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/internal/golden"
+	"github.com/asrpt/asrpt/internal/statusauth"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -39,27 +40,59 @@ func TestWriteStatusGolden(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "status.golden"), buf.Bytes(), *updateStatus)
 }
 
-// TestStatusCommand: asrpt status asks the daemon on metrics.listen, prints
-// its JSON as it is with --json, and says so when nothing answers.
+// daemonAt serves h as the daemon does (protected by a token written
+// beside stateFile for its address) and returns its address; squat serves
+// h without the token, as another process holding the port would.
+func daemonAt(t *testing.T, stateFile string, h http.Handler, squat bool) (*httptest.Server, string) {
+	t.Helper()
+	tok, err := statusauth.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if squat {
+		tok[0]++ // a token the state directory does not hold
+	} else {
+		h = protected(tok, h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	if squat {
+		tok[0]--
+	}
+	if err := statusauth.Write(sidecar.StatusTokenPath(stateFile, addr), tok); err != nil {
+		t.Fatal(err)
+	}
+	return srv, addr
+}
+
+// daemonConf writes a configuration for a sidecar on listen with its
+// state file in dir.
+func daemonConf(t *testing.T, dir, listen string) string {
+	t.Helper()
+	conf := filepath.Join(dir, "asrpt.toml")
+	body := "[slurm]\nurl = \"unix:///nonexistent.sock\"\nconf_dir = \"/nonexistent\"\n[sidecar]\nstate_file = \"" +
+		filepath.Join(dir, "state.json") + "\"\n[metrics]\nlisten = \"" + listen + "\"\n"
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}
+
+// TestStatusCommand: asrpt status asks the daemon on metrics.listen with
+// the token in its state directory, prints its JSON as it is with --json,
+// and says so when nothing answers.
 func TestStatusCommand(t *testing.T) {
 	now := time.Now()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	dir := t.TempDir()
+	srv, addr := daemonAt(t, filepath.Join(dir, "state.json"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/status" {
 			http.NotFound(w, r)
 			return
 		}
 		_ = json.NewEncoder(w).Encode(sampleStatus(now))
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "asrpt.toml")
-	write := func(listen string) {
-		body := "[slurm]\nurl = \"unix:///s\"\n[metrics]\nlisten = \"" + listen + "\"\n"
-		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(strings.TrimPrefix(srv.URL, "http://"))
+	}), false)
+	conf := daemonConf(t, dir, addr)
 	var out, errb bytes.Buffer
 	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "4242         priority set by an admin") {
 		t.Fatalf("status: rc %d\n%s%s", rc, out.String(), errb.String())
@@ -77,10 +110,48 @@ func TestStatusCommand(t *testing.T) {
 	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "is it running?") {
 		t.Errorf("nothing listening: rc %d: %s", rc, errb.String())
 	}
-	write("")
+	daemonConf(t, dir, "")
 	errb.Reset()
 	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "metrics.listen is empty") {
 		t.Errorf("no metrics.listen: rc %d: %s", rc, errb.String())
+	}
+}
+
+// TestStatusSquatter: a process that took the status port before the
+// sidecar (issue 25: it served asrpt status forged text) cannot prove the
+// state directory's token: asrpt status refuses its answer, asrpt plan
+// says so and computes a plan itself. A request without the token gets
+// nothing from the daemon's /status and /plan; /metrics and /healthz
+// stay open.
+func TestStatusSquatter(t *testing.T) {
+	dir := t.TempDir()
+	forged := sampleStatus(time.Now())
+	forged.Version = "forged"
+	_, addr := daemonAt(t, filepath.Join(dir, "state.json"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(statusauth.HeaderProof, strings.Repeat("0", 64))
+		_ = json.NewEncoder(w).Encode(forged)
+	}), true)
+	conf := daemonConf(t, dir, addr)
+	var out, errb bytes.Buffer
+	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 1 || strings.Contains(out.String(), "forged") ||
+		!strings.Contains(errb.String(), "does not prove") {
+		t.Errorf("status from a squatter: rc %d\n%s%s", rc, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if rc := run([]string{"plan", "--config", conf}, &out, &errb); rc != 1 || !strings.Contains(errb.String(), "does not prove") ||
+		!strings.Contains(errb.String(), "computing a plan now") {
+		t.Errorf("plan from a squatter: rc %d\n%s%s", rc, out.String(), errb.String())
+	}
+
+	tok, _ := statusauth.NewToken()
+	h := protected(tok, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("secret\n")) }))
+	for path, want := range map[string]int{"/status": 401, "/plan": 401, "/metrics": 200, "/healthz": 200} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != want || want == 401 && strings.Contains(rec.Body.String(), "secret") {
+			t.Errorf("%s without the token: %d %q, want %d", path, rec.Code, rec.Body.String(), want)
+		}
 	}
 }
 
@@ -108,15 +179,11 @@ func TestFrontHandler(t *testing.T) {
 func TestPlanAsksTheDaemon(t *testing.T) {
 	plan := sidecar.ServedPlan{Time: time.Now(), Rows: []sidecar.PlanRow{{JobID: "77", User: "u", Name: "n", Shape: "plain", GPUs: 2,
 		Predicted: 60, Known: true, Stage: "released", Rank: 1, PriorityNow: 5, PriorityNew: 5}}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	dir := t.TempDir()
+	_, addr := daemonAt(t, filepath.Join(dir, "state.json"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(plan)
-	}))
-	defer srv.Close()
-	conf := filepath.Join(t.TempDir(), "asrpt.toml")
-	body := "[slurm]\nurl = \"unix:///nonexistent.sock\"\nconf_dir = \"/nonexistent\"\n[metrics]\nlisten = \"" + strings.TrimPrefix(srv.URL, "http://") + "\"\n"
-	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}), false)
+	conf := daemonConf(t, dir, addr)
 	var out, errb bytes.Buffer
 	if rc := run([]string{"plan", "--config", conf}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "77") ||
 		!strings.Contains(errb.String(), "the running sidecar's plan") {

@@ -28,8 +28,15 @@ func replaceable(path string) error {
 // Write creates or replaces path (mode 0644) with what write writes. The
 // writer is buffered. On any error the temporary file is removed, path is
 // left as it was, and the error names path. A path that exists and is
-// not a regular file is refused (regularfile.ErrNotRegular).
-func Write(path string, write func(io.Writer) error) (err error) {
+// not a regular file is refused (regularfile.ErrNotRegular). A symbolic
+// link at path is replaced, never followed.
+func Write(path string, write func(io.Writer) error) error {
+	return WritePerm(path, 0o644, write)
+}
+
+// WritePerm is Write with the file's mode perm (0600: a secret); the
+// temporary file has no more than perm from its creation on.
+func WritePerm(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	if err := replaceable(path); err != nil {
 		return err
 	}
@@ -43,7 +50,7 @@ func Write(path string, write func(io.Writer) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+	if err = tmp.Chmod(perm); err != nil { // CreateTemp makes it 0600
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<16)

@@ -72,6 +72,9 @@ if [ "$1" = configure ]; then
 	if ! getent passwd asrpt >/dev/null; then
 		adduser --system --group --home /var/lib/asrpt --no-create-home --quiet asrpt
 	fi
+	# The state directory: asrpt's, writable by no one else (install -d
+	# corrects one that exists; the sidecar refuses anything else).
+	install -d -m 0750 -o asrpt -g asrpt /var/lib/asrpt
 	chown root:asrpt /etc/asrpt /etc/asrpt/asrpt.toml
 	chmod 0750 /etc/asrpt
 	chmod 0640 /etc/asrpt/asrpt.toml
