@@ -36,13 +36,22 @@ const startedCycles = 2
 // reports the ends), when the missing jobs no longer count as expected.
 const suspectMinJobs = 4
 
-// suspect reports why jobs, this cycle's job list, is suspect (nil when it
-// is not): see suspectMinJobs.
-func (s *Sidecar) suspect(jobs []slurmclient.Job) error {
-	listed := make(map[string]bool, len(jobs))
+// listed returns the ids jobs lists, with the records the client skipped.
+func (s *Sidecar) listed(jobs []slurmclient.Job) map[string]bool {
+	listed := make(map[string]bool, len(jobs)+len(s.unreadable))
 	for i := range jobs {
 		listed[jobs[i].ID] = true
 	}
+	for id := range s.unreadable {
+		listed[id] = true
+	}
+	return listed
+}
+
+// suspect reports why jobs, this cycle's job list, is suspect (nil when it
+// is not): see suspectMinJobs.
+func (s *Sidecar) suspect(jobs []slurmclient.Job) error {
+	listed := s.listed(jobs)
 	present, expected := 0, 0
 	for id, e := range s.entries {
 		switch {
@@ -65,10 +74,7 @@ func (s *Sidecar) suspect(jobs []slurmclient.Job) error {
 func (s *Sidecar) holdSuspect(jobs []slurmclient.Job, why error) {
 	s.m.suspectLists.Inc()
 	s.incident("job_list", why)
-	listed := make(map[string]bool, len(jobs))
-	for i := range jobs {
-		listed[jobs[i].ID] = true
-	}
+	listed := s.listed(jobs)
 	for id, e := range s.entries {
 		if listed[id] {
 			e.absent = 0
@@ -80,8 +86,13 @@ func (s *Sidecar) holdSuspect(jobs []slurmclient.Job, why error) {
 
 // gone reports whether absent tracked job e is to be taken for finished:
 // accounting reported its end, or it has been missing from absentCycles
-// lists in a row (counting this one).
+// lists in a row (counting this one). A job whose record the client
+// skipped is not missing.
 func (s *Sidecar) gone(e *entry) bool {
+	if s.unreadable[e.id] {
+		e.absent = 0
+		return false
+	}
 	e.absent++
 	return s.ended[e.id] || e.absent >= absentCycles
 }

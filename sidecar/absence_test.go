@@ -21,20 +21,35 @@ import (
 
 // filteredSlurm is the fake Slurm whose job list passes through keep
 // (nil: unchanged): a slurmrestd that answers a list without some jobs.
+// The records of the jobs in unreadable are skipped as the REST client
+// skips a record it cannot use (slurmclient.RecordErrors).
 type filteredSlurm struct {
 	*sidecartest.Fake
-	mu   sync.Mutex
-	keep func(slurmclient.Job) bool
+	mu         sync.Mutex
+	keep       func(slurmclient.Job) bool
+	unreadable []string
 }
 
 func (f *filteredSlurm) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 	js, err := f.Fake.Jobs(ctx)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err != nil || f.keep == nil {
+	if err != nil {
 		return js, err
 	}
-	return slices.DeleteFunc(js, func(j slurmclient.Job) bool { return !f.keep(j) }), nil
+	bad := &slurmclient.RecordErrors{Op: "GET /jobs"}
+	js = slices.DeleteFunc(js, func(j slurmclient.Job) bool {
+		if slices.Contains(f.unreadable, j.ID) {
+			bad.IDs = append(bad.IDs, j.ID)
+			bad.Errs = append(bad.Errs, fmt.Errorf("job %s: %w: array fields out of range", j.ID, slurmclient.ErrBadResponse))
+			return true
+		}
+		return f.keep != nil && !f.keep(j)
+	})
+	if len(bad.IDs) > 0 {
+		return js, bad
+	}
+	return js, nil
 }
 
 func (f *filteredSlurm) set(keep func(slurmclient.Job) bool) {
@@ -267,6 +282,46 @@ func TestJobMissingFromOneList(t *testing.T) {
 	h.cycle(end.Add(accountingLag + time.Second))
 	if e := h.s.entries["4"]; e != nil {
 		t.Errorf("job 4 kept after accounting showed its end: %+v", e)
+	}
+}
+
+// TestUnreadableRecord: a job whose record the client skips (an
+// array_task_id of 4e9) fails only itself: the cycles succeed, the other
+// jobs are written, it is neither dropped (however long it lasts) nor
+// written to; the records are counted and the incident logged once. A
+// giveback meanwhile reports that job failed and returns the others.
+func TestUnreadableRecord(t *testing.T) {
+	h := newHarness(t, 1, 4, true, factorMode(6400))
+	f, logs := h.filtered()
+	for i, n := range []string{"short", "mid", "long", "day", "week"} {
+		h.fake.Submit(pend(fmt.Sprint(i+1), n, 1, t0))
+	}
+	h.cycle(t0)
+	seq := h.s.entries["2"].seq
+	f.unreadable = []string{"2"}
+	h.fake.ResetWrites()
+	h.fake.Submit(pend("6", "short", 1, t0)) // an arrival the cycles must still see
+	n := 2 * absentCycles
+	for i := range n {
+		if rep := h.cycle(t0.Add(time.Duration(i+1) * h.cfg.Interval)); rep.Suspect {
+			t.Fatal("suspect list")
+		}
+	}
+	if e := h.s.entries["2"]; e == nil || e.seq != seq {
+		t.Fatalf("job 2 with an unreadable record: %+v", e)
+	}
+	if writesTo(h.fake.Writes(), "2") != 0 || writesTo(h.fake.Writes(), "6") == 0 {
+		t.Errorf("writes %v: want none to job 2, some to job 6", h.fake.Writes())
+	}
+	if got := testutil.ToFloat64(h.s.m.skippedRecords); got != float64(n) {
+		t.Errorf("asrpt_job_records_skipped_total = %v, want %d", got, n)
+	}
+	if k := strings.Count(logs.String(), `"incident":"job_records","reason":"bad_record"`); k != 1 {
+		t.Errorf("logged %d times, want once:\n%s", k, logs)
+	}
+	rep, err := h.s.Giveback(context.Background())
+	if err == nil || rep.Failed["2"] == nil || !slices.Contains(rep.Returned, "1") {
+		t.Errorf("giveback: %+v, %v; want job 2 failed, job 1 returned", rep, err)
 	}
 }
 

@@ -140,9 +140,9 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 // the priorities again. It returns an error when the queue cannot be read
 // or some job could not be handed back.
 func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
-	jobs, err := s.slurm.Jobs(ctx)
+	jobs, bad, err := givebackJobs(ctx, s.slurm)
 	if err != nil {
-		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+		return GivebackReport{}, err
 	}
 	want := map[string]managed{}
 	for id, e := range s.entries {
@@ -151,6 +151,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 		}
 	}
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
+	bad.fail(&rep, want)
 	for _, id := range rep.Returned {
 		e, m := s.entries[id], want[id]
 		e.prio, e.factor, e.nodes, e.gpn, e.mayFactor, e.mayPrio = 0, 0, nil, 0, false, false
@@ -164,6 +165,33 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	}
 	s.dirty = true
 	return rep, rep.err()
+}
+
+// skipped are the job records a giveback's job list could not use.
+type skipped struct{ *slurmclient.RecordErrors }
+
+// givebackJobs reads the job list for a giveback: records the client
+// skipped fail only their own jobs' giveback (skipped.fail).
+func givebackJobs(ctx context.Context, c Slurm) ([]slurmclient.Job, skipped, error) {
+	jobs, err := c.Jobs(ctx)
+	var bad *slurmclient.RecordErrors
+	if err != nil && !errors.As(err, &bad) {
+		return nil, skipped{}, fmt.Errorf("giveback: %w", err)
+	}
+	return jobs, skipped{bad}, nil
+}
+
+// fail marks the giveback of each job in want whose record was skipped
+// as failed.
+func (b skipped) fail(rep *GivebackReport, want map[string]managed) {
+	if b.RecordErrors == nil {
+		return
+	}
+	for _, id := range b.IDs {
+		if _, ok := want[id]; ok {
+			rep.Failed[id] = fmt.Errorf("its job record could not be read: %w", b.RecordErrors)
+		}
+	}
 }
 
 func (r GivebackReport) err() error {
@@ -198,9 +226,9 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	case err != nil:
 		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
 	}
-	jobs, err := c.Jobs(ctx)
+	jobs, bad, err := givebackJobs(ctx, c)
 	if err != nil {
-		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+		return GivebackReport{}, err
 	}
 	want := map[string]managed{}
 	if st != nil {
@@ -230,6 +258,7 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 		}
 	}
 	rep := handBack(ctx, c, jobs, want, log)
+	bad.fail(&rep, want)
 	if st != nil && len(rep.Returned) > 0 {
 		for i := range st.Jobs {
 			if slices.Contains(rep.Returned, st.Jobs[i].Job.ID) {

@@ -30,6 +30,8 @@ func (s *Sidecar) incident(key string, err error) {
 			msg = "state file could not be saved; no writes to Slurm until it is (retrying in later cycles)"
 		case "deadline":
 			msg = "cycle deadline reached before every write went out; the rest go out in later cycles"
+		case "job_records":
+			msg = "job records skipped (a field out of range or malformed); the rest of the job list is used"
 		case "job_list":
 			msg = "job list much shorter than the tracked jobs (slurmctld restarting?); no arrivals, departures or writes until it is confirmed"
 		case "placement":

@@ -42,10 +42,13 @@ type Sidecar struct {
 	// ended holds the tracked jobs accounting reported ended (any state)
 	// while the job list still showed them or since it last did: missing
 	// from a list, they are finished at once (see absentCycles).
-	ended  map[string]bool
-	active map[string]*openIncident // open incidents by key
-	seen   map[string]bool
-	dirty  bool
+	ended map[string]bool
+	// unreadable holds the ids of this cycle's job records the client
+	// skipped (slurmclient.RecordErrors): listed, though not usable.
+	unreadable map[string]bool
+	active     map[string]*openIncident // open incidents by key
+	seen       map[string]bool
+	dirty      bool
 	// regroups holds the recurrence groups (predictor.GroupKey) of the
 	// jobs accounting reported finished this cycle: their waiting jobs are
 	// predicted again (design §5.3).
@@ -158,7 +161,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		profiles: cfg.Profiles.Resolver(),
 		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
-		finished: map[string]finishedJob{}, ended: map[string]bool{}, active: map[string]*openIncident{}, seen: map[string]bool{},
+		finished: map[string]finishedJob{}, ended: map[string]bool{}, unreadable: map[string]bool{}, active: map[string]*openIncident{}, seen: map[string]bool{},
 		clock: math.Inf(-1), reloads: o.Reload, mode: mode,
 	}
 	s.m.setWriteMode(mode, fallback)
