@@ -37,6 +37,10 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 		}
 		for i := range recs {
 			j := &recs[i]
+			e := s.entries[j.ID]
+			if e != nil {
+				s.ended[j.ID] = true
+			}
 			if !predictor.Finished(j) {
 				continue
 			}
@@ -44,8 +48,11 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 			s.regroups[predictor.GroupKey(j)] = true
 			if f, ok := s.finished[j.ID]; ok {
 				delete(s.finished, j.ID)
-				s.m.predRatio.Observe(f.est / j.RunTime)
-				s.m.predAbs.Observe(math.Abs(f.est - j.RunTime))
+				s.predictionError(f.est, j.RunTime)
+			} else if e != nil && (e.ph == phDispatched || e.ph == phRunning) {
+				// Still tracked (absent from fewer than absentCycles lists):
+				// vanish will not wait for this record again.
+				s.predictionError(e.est.Seconds, j.RunTime)
 			}
 		}
 		s.acctFrom = end
@@ -56,6 +63,13 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 			delete(s.finished, id)
 		}
 	}
+}
+
+// predictionError observes a finished managed job's prediction est against
+// its run time, seconds.
+func (s *Sidecar) predictionError(est, run float64) {
+	s.m.predRatio.Observe(est / run)
+	s.m.predAbs.Observe(math.Abs(est - run))
 }
 
 // repredict predicts again the waiting jobs whose recurrence group had a

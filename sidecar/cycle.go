@@ -32,6 +32,12 @@ type CycleReport struct {
 	Deferred int
 	// DeadlineHit is set when the cycle's deadline ended its writes.
 	DeadlineHit bool
+	// Suspect is set when the job list showed fewer than half of the
+	// tracked jobs (suspectMinJobs): the cycle changed and wrote nothing.
+	Suspect bool
+	// WritesHeld is set when no write went out because the state, which
+	// records every value before it is written, could not be saved.
+	WritesHeld bool
 	// Backoff counts the changed values not sent this cycle because the
 	// last write of the same kind to the same job failed and its backoff
 	// runs.
@@ -82,6 +88,11 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		return s.fail(rep, start, op, err)
 	}
 	s.clock = t
+	if why := s.suspect(snap.Jobs); why != nil {
+		s.holdSuspect(snap.Jobs, why)
+		rep.Suspect = true
+		return s.succeed(rep, start, now), nil
+	}
 	ds := s.decide(t, &snap, &rep)
 	if err := s.apply(ctx, ds, dry, &rep); err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
@@ -108,15 +119,28 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	}
 	s.lastPlan.Store(&ServedPlan{Time: now, DryRun: dry, Rows: rows})
 	if !dry && s.dirty && s.cfg.StateFile != "" {
-		if err := writeState(s.cfg.StateFile, s.stateToSave()); err != nil {
-			s.m.stateErrors.Inc()
-			s.incident("state", err)
-			s.stateBroken.Store(err.Error())
-		} else {
-			s.dirty = false
-			s.stateBroken.Store("")
-		}
+		_ = s.saveState()
 	}
+	return s.succeed(rep, start, now), nil
+}
+
+// saveState saves the state file; a failure is counted, logged once per
+// incident and shown by /healthz until a save succeeds.
+func (s *Sidecar) saveState() error {
+	if err := writeState(s.cfg.StateFile, s.stateToSave()); err != nil {
+		s.m.stateErrors.Inc()
+		s.incident("state", err)
+		s.stateBroken.Store(err.Error())
+		return err
+	}
+	s.dirty = false
+	s.stateBroken.Store("")
+	return nil
+}
+
+// succeed ends a cycle that read Slurm: incidents not seen close, and the
+// cycle's metrics are exported.
+func (s *Sidecar) succeed(rep CycleReport, start, now time.Time) CycleReport {
 	s.closeIncidents()
 	rep.Duration = time.Since(start)
 	s.m.cycle.Observe(rep.Duration.Seconds())
@@ -127,7 +151,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		s.m.jobs.WithLabelValues(k).Set(float64(rep.Jobs[k]))
 	}
 	s.m.virtual.Set(float64(s.virtualLen()))
-	return rep, nil
+	return rep
 }
 
 func (s *Sidecar) fail(rep CycleReport, start time.Time, op string, err error) (CycleReport, error) {

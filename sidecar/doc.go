@@ -42,7 +42,9 @@
 //     matching its name's family or account, else data parallel with
 //     profiles.default_gradient_bytes; package jobprofile); jobs the policy
 //     started and Slurm started become running; jobs that vanish are
-//     finished.
+//     finished once accounting reports their end or they have been
+//     missing from 3 lists in a row (see "A state that never forgets a
+//     write" below).
 //  4. Build the free GPUs from the nodes (usable nodes in scope; running
 //     jobs' GPU indices where they add up), reserve the GPUs of dispatched
 //     jobs Slurm has not started, and run the policy's Schedule, which
@@ -113,9 +115,10 @@
 //
 // # Withdrawn jobs
 //
-// A waiting job that vanishes, is held, leaves the scope, is taken over by
-// an admin, or is started by Slurm before its turn is withdrawn from the
-// policy (Policy.Withdraw): it has no rank, gets no writes and no longer
+// A waiting job that vanishes (for good: see below), is held, leaves the
+// scope, is taken over by an admin, or is started by Slurm before its turn
+// (2 lists in a row show it running: a job flapping between PENDING and
+// RUNNING keeps its place) is withdrawn from the policy (Policy.Withdraw): it has no rank, gets no writes and no longer
 // takes a share of the virtual machine. One withdrawn while still pending
 // (held, out of scope) is parked with the virtual work it had left
 // (Task.VirtualRemaining) and, when it is eligible again, rejoins the
@@ -174,4 +177,35 @@
 // policy through Policy.Restore in that order with their remaining work,
 // so the order is unchanged (TestRestartKeepsOrder). A corrupt file is
 // reported, moved aside and rebuilt from Slurm.
+//
+// # A state that never forgets a write
+//
+// No REST call reports a job's site factor, so only the state file can say
+// which jobs hold one of asrpt's; `asrpt giveback` undoes what it lists.
+// Three rules keep that list complete (absence.go, write.go):
+//
+//   - A job missing from one job list is kept, with its sequence number,
+//     its virtual progress and what asrpt wrote to it, and gets no writes;
+//     it is taken for finished once accounting reports its end (any
+//     state), or after it has been missing from absentCycles (3) lists in
+//     a row.
+//   - A job list showing fewer than half of the tracked jobs expected (at
+//     least suspectMinJobs, 4; a restarting slurmctld can answer 200 with
+//     no jobs) is suspect: the cycle counts the absences and does nothing
+//     else (no arrival, no departure, no write); it is logged once per
+//     incident and counted in asrpt_suspect_job_lists_total. A queue that
+//     really shrank so is accepted absentCycles lists later. The state
+//     file's job list is never saved as null ("jobs": [] when empty).
+//   - Write-ahead: before a cycle's first write, each job its decisions
+//     may write to is marked (wrote_nodes, may_site_factor, may_priority;
+//     an over-approximation) and, when a mark is new or the last save
+//     failed, the state is saved; when that save fails (a full disk)
+//     nothing is written that cycle (asrpt_writes_held_total,
+//     asrpt_state_errors_total, /healthz 503) and writes resume with the
+//     first save that succeeds. So every value that reaches Slurm is in
+//     the state file first, also when the sidecar dies before the
+//     cycle's own save; giveback sets a marked job's site factor back to
+//     0, and releases a marked priority whatever its value. The marks
+//     clear when the job is handed back (may_priority also when a
+//     priority write succeeds and its value is known).
 package sidecar

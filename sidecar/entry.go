@@ -79,6 +79,12 @@ type entry struct {
 	// cycle for something other than resources and priority (heldBack):
 	// the job is ranked but never dispatched (policy.Task.Blocked).
 	heldBack string
+	// mayFactor: asrpt may have given the job a site factor other than 0
+	// (one was about to be sent, or sent); mayPrio: asrpt may have set its
+	// priority. Both are set, and saved, before the write goes out
+	// (recordIntents), so that a giveback undoes a write whose outcome the
+	// state never learnt; they clear when the job is handed back.
+	mayFactor, mayPrio bool
 	// fails holds, by write kind (priority, site_factor, nodes), the failure of the
 	// last write of that kind, until one succeeds.
 	fails map[string]*writeFailure
@@ -88,4 +94,9 @@ type entry struct {
 	tasks string
 
 	sj *slurmclient.Job // this cycle's record, nil when absent
+
+	// absent counts the consecutive job lists the job was missing from;
+	// notPending those that showed a queued job not pending (see
+	// absentCycles and startedCycles).
+	absent, notPending int
 }

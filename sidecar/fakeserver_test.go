@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,6 +53,9 @@ func fakeSlurmrestd(t *testing.T) (*httptest.Server, *atomic.Value) {
 			case "malformed":
 				_, _ = io.WriteString(w, `{"meta":{"plugin":{"type":"openapi/v0.0.38"}},"jobs":[{"job_id":12,"job_state":`)
 				return
+			case "empty": // a restarting slurmctld
+				_, _ = io.WriteString(w, `{"meta":{"plugin":{"type":"openapi/v0.0.38"}},"errors":[],"warnings":[],"jobs":[]}`)
+				return
 			}
 		}
 		b, ok := bodies[r.URL.Path]
@@ -65,6 +69,114 @@ func fakeSlurmrestd(t *testing.T) (*httptest.Server, *atomic.Value) {
 	return srv, &mode
 }
 
+// fakeServerSidecar returns a sidecar (priority mode, 200 ms cycles, a
+// state file) on the REST client talking to srv, through a probe, and
+// its log.
+func fakeServerSidecar(t *testing.T, srv *httptest.Server) (*Sidecar, *probe, *syncBuffer) {
+	t.Helper()
+	tok := filepath.Join(t.TempDir(), "jwt")
+	if err := os.WriteFile(tok, []byte("header.payload.signature"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := slurmclient.New(context.Background(), slurmclient.Config{URL: srv.URL, TokenFile: tok, User: "slurmrest", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Interval = 200 * time.Millisecond
+	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
+	cfg.Predictor = "mean"
+	cfg.WriteMode = WritePriority // the fake serves v0.0.38
+	p := newProbe(cl)
+	logs := &syncBuffer{}
+	s, err := New(cfg, Options{Cluster: cluster.Uniform(4, 4), Slurm: p, Log: zerolog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p, logs
+}
+
+// TestFakeServerEmptyJobList: slurmrestd answers 200 with no jobs between
+// two normal job lists: the tracked jobs keep their sequence numbers and
+// virtual progress, nothing is written to them meanwhile, the state file
+// never loses them, and a giveback from it afterwards lists every job
+// asrpt wrote to (or was about to).
+func TestFakeServerEmptyJobList(t *testing.T) {
+	srv, mode := fakeSlurmrestd(t)
+	s, p, _ := fakeServerSidecar(t, srv)
+	ctx := context.Background()
+	now := time.Now()
+	cycle := func(i int) CycleReport {
+		t.Helper()
+		rep, err := s.RunOnce(ctx, now.Add(time.Duration(i)*time.Second))
+		if err != nil {
+			t.Fatalf("cycle %d: %v", i, err)
+		}
+		return rep
+	}
+	cycle(0)
+	type kept struct {
+		seq    int
+		ph     phase
+		remain float64
+	}
+	snapshot := func() map[string]kept {
+		out := map[string]kept{}
+		for id, e := range s.entries {
+			k := kept{seq: e.seq, ph: e.ph}
+			if e.task != nil {
+				k.remain = e.task.VirtualRemaining()
+			}
+			out[id] = k
+		}
+		return out
+	}
+	before := snapshot()
+	if len(before) == 0 {
+		t.Fatal("no job tracked from the recorded job list")
+	}
+	written := func() []string {
+		st, err := readState(s.cfg.StateFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, j := range st.Jobs {
+			if _, ok := toHandBack(j.Priority, j.SiteFactor, j.Nodes, j.WroteNodes, j.OwnNodes, j.MayFactor, j.MayPriority); ok {
+				ids = append(ids, j.Job.ID)
+			}
+		}
+		return ids
+	}
+	want := written()
+	if len(want) == 0 {
+		t.Fatal("the state records no write")
+	}
+	mode.Store("empty")
+	writes := p.attempts()
+	cycle(1)
+	if p.attempts() != writes {
+		t.Error("writes on an empty job list")
+	}
+	if got := written(); !slices.Equal(got, want) {
+		t.Errorf("state after the empty list records writes to %v, want %v", got, want)
+	}
+	mode.Store("")
+	if rep := cycle(2); rep.Arrived != 0 {
+		t.Errorf("%d arrivals after the empty list", rep.Arrived)
+	}
+	after := snapshot()
+	for id, b := range before {
+		a, ok := after[id]
+		if !ok || a.seq != b.seq || a.ph != b.ph || a.remain > b.remain {
+			t.Errorf("job %s: %+v after the empty list, %+v before", id, a, b)
+		}
+	}
+	if got := written(); !slices.Equal(got, want) {
+		t.Errorf("a giveback after the empty list would return %v, want %v", got, want)
+	}
+}
+
 // TestRunFakeServerFaults runs the sidecar (Run, 200 ms cycles) against a
 // fake slurmrestd that answers the job list with a 500 carrying errors[],
 // then with a malformed body: each fault is logged once, counted by reason,
@@ -73,26 +185,8 @@ func TestRunFakeServerFaults(t *testing.T) {
 	for _, c := range []struct{ mode, reason string }{{"500", "server"}, {"malformed", "bad_response"}} {
 		t.Run(c.mode, func(t *testing.T) {
 			srv, mode := fakeSlurmrestd(t)
-			tok := filepath.Join(t.TempDir(), "jwt")
-			if err := os.WriteFile(tok, []byte("header.payload.signature"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			s, p, logs := fakeServerSidecar(t, srv)
 			ctx := context.Background()
-			cl, err := slurmclient.New(ctx, slurmclient.Config{URL: srv.URL, TokenFile: tok, User: "slurmrest", Timeout: 2 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := DefaultConfig()
-			cfg.Interval = 200 * time.Millisecond
-			cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
-			cfg.Predictor = "mean"
-			cfg.WriteMode = WritePriority // the fake serves v0.0.38
-			p := newProbe(cl)
-			logs := &syncBuffer{}
-			s, err := New(cfg, Options{Cluster: cluster.Uniform(4, 4), Slurm: p, Log: zerolog.New(logs)})
-			if err != nil {
-				t.Fatal(err)
-			}
 			rctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() { done <- s.Run(rctx) }()
@@ -145,4 +239,18 @@ func TestRunFakeServerFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// attempts counts the writes tried so far, successful or not.
+func (p *probe) attempts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, k := range p.writes {
+		n += k
+	}
+	for _, k := range p.failed {
+		n += k
+	}
+	return n
 }

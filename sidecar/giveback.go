@@ -48,14 +48,20 @@ type managed struct {
 
 // toHandBack is what a giveback undoes of a job asrpt wrote prio, factor
 // and nodes to (wroteNodes: asrpt sent it a node list; ownNodes: the job
-// named nodes itself); ok false when there is nothing to undo. A job asrpt
-// gave only a site factor (factor mode) is not held and released: setting
-// the factor back to 0 makes the priority plugin compute its priority
-// without it at once.
-func toHandBack(prio, factor uint32, nodes []string, wroteNodes, ownNodes bool) (managed, bool) {
-	m := managed{prio: prio, nodes: nodes, clearNodes: wroteNodes && !ownNodes, factor: factor != 0,
-		release: prio != 0 || factor == 0}
-	return m, prio != 0 || factor != 0 || len(nodes) > 0 || wroteNodes
+// named nodes itself; mayFactor, mayPrio: a site factor or priority write
+// was recorded before it went out, its outcome maybe unknown); ok false
+// when there is nothing to undo. A job asrpt gave only a site factor
+// (factor mode) is not held and released: setting the factor back to 0
+// makes the priority plugin compute its priority without it at once. A
+// priority write of unknown outcome (mayPrio) accepts any priority.
+func toHandBack(prio, factor uint32, nodes []string, wroteNodes, ownNodes, mayFactor, mayPrio bool) (managed, bool) {
+	hasFactor := factor != 0 || mayFactor
+	m := managed{prio: prio, nodes: nodes, clearNodes: wroteNodes && !ownNodes, factor: hasFactor,
+		release: prio != 0 || mayPrio || !hasFactor}
+	if mayPrio {
+		m.prio = 0
+	}
+	return m, prio != 0 || hasFactor || mayPrio || len(nodes) > 0 || wroteNodes
 }
 
 // releaseAttempts is how many times a release is tried after a hold.
@@ -149,21 +155,22 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 // the priorities again. It returns an error when the queue cannot be read
 // or some job could not be handed back.
 func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
-	jobs, err := s.slurm.Jobs(ctx)
+	jobs, bad, err := givebackJobs(ctx, s.slurm)
 	if err != nil {
-		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+		return GivebackReport{}, err
 	}
 	want := map[string]managed{}
 	for id, e := range s.entries {
-		if m, ok := toHandBack(e.prio, e.factor, e.nodes, e.wroteNodes, e.ownNodes); ok && !e.handsOff {
+		if m, ok := toHandBack(e.prio, e.factor, e.nodes, e.wroteNodes, e.ownNodes, e.mayFactor, e.mayPrio); ok && !e.handsOff {
 			m.components = e.hetFactor
 			want[id] = m
 		}
 	}
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
+	bad.fail(&rep, want)
 	for _, id := range rep.Returned {
 		e, m := s.entries[id], want[id]
-		e.prio, e.factor, e.nodes, e.gpn = 0, 0, nil, 0
+		e.prio, e.factor, e.nodes, e.gpn, e.mayFactor, e.mayPrio = 0, 0, nil, 0, false, false
 		if m.factor {
 			s.m.writes.WithLabelValues("site_factor").Inc()
 		}
@@ -174,6 +181,33 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	}
 	s.dirty = true
 	return rep, rep.err()
+}
+
+// skipped are the job records a giveback's job list could not use.
+type skipped struct{ *slurmclient.RecordErrors }
+
+// givebackJobs reads the job list for a giveback: records the client
+// skipped fail only their own jobs' giveback (skipped.fail).
+func givebackJobs(ctx context.Context, c Slurm) ([]slurmclient.Job, skipped, error) {
+	jobs, err := c.Jobs(ctx)
+	var bad *slurmclient.RecordErrors
+	if err != nil && !errors.As(err, &bad) {
+		return nil, skipped{}, fmt.Errorf("giveback: %w", err)
+	}
+	return jobs, skipped{bad}, nil
+}
+
+// fail marks the giveback of each job in want whose record was skipped
+// as failed.
+func (b skipped) fail(rep *GivebackReport, want map[string]managed) {
+	if b.RecordErrors == nil {
+		return
+	}
+	for _, id := range b.IDs {
+		if _, ok := want[id]; ok {
+			rep.Failed[id] = fmt.Errorf("its job record could not be read: %w", b.RecordErrors)
+		}
+	}
 }
 
 func (r GivebackReport) err() error {
@@ -208,14 +242,14 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 	case err != nil:
 		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
 	}
-	jobs, err := c.Jobs(ctx)
+	jobs, bad, err := givebackJobs(ctx, c)
 	if err != nil {
-		return GivebackReport{}, fmt.Errorf("giveback: %w", err)
+		return GivebackReport{}, err
 	}
 	want := map[string]managed{}
 	if st != nil {
 		for _, j := range st.Jobs {
-			if m, ok := toHandBack(j.Priority, j.SiteFactor, j.Nodes, j.WroteNodes, j.OwnNodes); ok && !j.HandsOff {
+			if m, ok := toHandBack(j.Priority, j.SiteFactor, j.Nodes, j.WroteNodes, j.OwnNodes, j.MayFactor, j.MayPriority); ok && !j.HandsOff {
 				m.components = j.HetSiteFactor
 				want[j.Job.ID] = m
 			}
@@ -241,10 +275,12 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 		}
 	}
 	rep := handBack(ctx, c, jobs, want, log)
+	bad.fail(&rep, want)
 	if st != nil && len(rep.Returned) > 0 {
 		for i := range st.Jobs {
 			if slices.Contains(rep.Returned, st.Jobs[i].Job.ID) {
-				st.Jobs[i].Priority, st.Jobs[i].SiteFactor, st.Jobs[i].Nodes, st.Jobs[i].GPUsPerNode = 0, 0, nil, 0
+				sj := &st.Jobs[i]
+				sj.Priority, sj.SiteFactor, sj.Nodes, sj.GPUsPerNode, sj.MayFactor, sj.MayPriority = 0, 0, nil, 0, false, false
 			}
 		}
 		if err := writeState(path, st); err != nil {

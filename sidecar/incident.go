@@ -27,9 +27,13 @@ func (s *Sidecar) incident(key string, err error) {
 		msg := "slurm call failed; retrying in later cycles"
 		switch key {
 		case "state":
-			msg = "state file could not be saved; retrying in later cycles"
+			msg = "state file could not be saved; no writes to Slurm until it is (retrying in later cycles)"
 		case "deadline":
 			msg = "cycle deadline reached before every write went out; the rest go out in later cycles"
+		case "job_records":
+			msg = "job records skipped (a field out of range or malformed); the rest of the job list is used"
+		case "job_list":
+			msg = "job list much shorter than the tracked jobs (slurmctld restarting?); no arrivals, departures or writes until it is confirmed"
 		case "placement":
 			msg = "placing a job failed for another reason than free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced"
 		}

@@ -33,6 +33,13 @@ type metrics struct {
 	replaced       prometheus.Counter
 	stateErrors    prometheus.Counter
 	deadlines      prometheus.Counter
+	// suspectLists counts job lists taken for suspect (absence.go);
+	// writesHeld counts cycles whose writes were held back because the
+	// state could not be saved first.
+	suspectLists prometheus.Counter
+	writesHeld   prometheus.Counter
+	// skippedRecords counts job records the client could not use.
+	skippedRecords prometheus.Counter
 	// profileProblems counts job profiles refused (a bad comment word, a
 	// GPU count the model does not accept), by kind.
 	profileProblems *prometheus.CounterVec
@@ -116,6 +123,12 @@ func newMetrics() *metrics {
 			Name: "asrpt_write_mode", Help: "1 for the write mode in use: factor (site factors) or priority (absolute priorities)."}, []string{"mode"}),
 		fallback: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "asrpt_write_mode_fallback", Help: "1 when the sidecar writes priorities because factor mode was asked of a REST API that cannot write site factors (sidecar.priority_fallback)."}),
+		suspectLists: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_suspect_job_lists_total", Help: "Job lists that showed fewer than half of the tracked jobs (a restarting slurmctld can answer an empty list): the cycle changed nothing and wrote nothing."}),
+		skippedRecords: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_job_records_skipped_total", Help: "Job records of a job list skipped because a field could not be used (out of range, malformed); the rest of the list was used and the job got no writes."}),
+		writesHeld: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_writes_held_total", Help: "Cycles that sent no writes to Slurm because the state file, which records every value before it is written, could not be saved."}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
@@ -126,7 +139,7 @@ func newMetrics() *metrics {
 	build.WithLabelValues(bi.Version, bi.Revision, bi.GoVersion).Set(1)
 	m.own = []prometheus.Collector{build, m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite,
 		m.failures, m.deferred, m.errors, m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced,
-		m.stateErrors, m.deadlines, m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp,
+		m.stateErrors, m.deadlines, m.suspectLists, m.writesHeld, m.skippedRecords, m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp,
 		m.tokenExpiry, m.handsOff, m.writeMode, m.fallback}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))

@@ -68,7 +68,8 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			}
 			continue
 		}
-		e.sj = sj
+		e.sj, e.absent = sj, 0
+		delete(s.ended, sj.ID)
 		e.heldBack = s.view.heldBack(sj)
 		if !sj.Pending() {
 			switch e.ph {
@@ -76,10 +77,15 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				e.ph = phRunning
 				s.dirty = true
 			case phQueued:
-				s.withdraw(t, e, "started by Slurm before its turn", false)
+				// Withdrawn only when startedCycles lists in a row show it
+				// not pending: a flapping job keeps its place.
+				if e.notPending++; e.notPending >= startedCycles {
+					s.withdraw(t, e, "started by Slurm before its turn", false)
+				}
 			}
 			continue
 		}
+		e.notPending = 0
 		// A priority of 0 on a job that is not held is no value at all (a
 		// response without one, or out of range): it proves nothing.
 		if e.prio != 0 && !sj.Held && !e.handsOff && sj.Priority != 0 && sj.Priority != e.prio {
@@ -125,7 +131,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 	}
 	for _, e := range s.entries {
-		if e.sj == nil {
+		if e.sj == nil && s.gone(e) {
 			s.vanish(t, e)
 		}
 	}
@@ -273,14 +279,19 @@ func (s *Sidecar) virtualLen() int {
 	return n
 }
 
-// vanish handles a job Slurm no longer lists (finished or cancelled).
+// vanish handles a job Slurm no longer lists (finished or cancelled):
+// one accounting reported ended, or missing from absentCycles lists in a
+// row (see gone).
 func (s *Sidecar) vanish(t float64, e *entry) {
 	s.dirty = true
+	defer delete(s.ended, e.id)
 	switch e.ph {
 	case phQueued:
 		s.withdraw(t, e, "gone", false)
 	case phDispatched, phRunning:
-		s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
+		if !s.ended[e.id] { // else its accounting record was seen
+			s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
+		}
 		if e.task != nil {
 			s.pol.Finish(t, e.task)
 			delete(s.byTask, e.task)

@@ -40,9 +40,16 @@ type Sidecar struct {
 	clock    float64   // time of the last cycle, Unix seconds
 	acctFrom time.Time // start of the next accounting query
 	finished map[string]finishedJob
-	active   map[string]*openIncident // open incidents by key
-	seen     map[string]bool
-	dirty    bool
+	// ended holds the tracked jobs accounting reported ended (any state)
+	// while the job list still showed them or since it last did: missing
+	// from a list, they are finished at once (see absentCycles).
+	ended map[string]bool
+	// unreadable holds the ids of this cycle's job records the client
+	// skipped (slurmclient.RecordErrors): listed, though not usable.
+	unreadable map[string]bool
+	active     map[string]*openIncident // open incidents by key
+	seen       map[string]bool
+	dirty      bool
 	// regroups holds the recurrence groups (predictor.GroupKey) of the
 	// jobs accounting reported finished this cycle: their waiting jobs are
 	// predicted again (design §5.3).
@@ -166,7 +173,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		profiles: cfg.Profiles.Resolver(),
 		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
 		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
-		finished: map[string]finishedJob{}, active: map[string]*openIncident{}, seen: map[string]bool{},
+		finished: map[string]finishedJob{}, ended: map[string]bool{}, unreadable: map[string]bool{}, active: map[string]*openIncident{}, seen: map[string]bool{},
 		clock: math.Inf(-1), reloads: o.Reload, mode: mode, tiers: o.PartitionTiers,
 	}
 	s.m.setWriteMode(mode, fallback)

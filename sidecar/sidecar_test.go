@@ -674,8 +674,9 @@ func TestDispatchGrace(t *testing.T) {
 }
 
 // TestStartedBeforeItsTurn: Slurm starts a job the policy still holds as
-// waiting; the job is withdrawn from the policy at once, gets no more
-// writes and takes no GPUs from the others.
+// waiting; the job gets no more writes, is withdrawn from the policy once
+// startedCycles lists show it running, takes no GPUs from the others, and
+// is forgotten absentCycles lists after it left the queue.
 func TestStartedBeforeItsTurn(t *testing.T) {
 	h := newHarness(t, 1, 4, true, nil)
 	h.fake.Submit(pend("1", "mid", 2, t0))
@@ -698,9 +699,14 @@ func TestStartedBeforeItsTurn(t *testing.T) {
 		t.Errorf("job 2 still in the policy after its turn: %+v", e)
 	}
 	h.fake.Finish("2", 0, 0)
-	h.cycle(t0.Add(2 * time.Hour))
+	for i := range absentCycles {
+		if _, ok := h.s.entries["2"]; !ok {
+			t.Fatalf("job 2 forgotten after %d lists without it", i)
+		}
+		h.cycle(t0.Add(2*time.Hour + time.Duration(i)*time.Minute))
+	}
 	if _, ok := h.s.entries["2"]; ok {
-		t.Errorf("job 2 still tracked after it finished: %+v", h.s.entries["2"])
+		t.Errorf("job 2 still tracked after %d lists without it: %+v", absentCycles, h.s.entries["2"])
 	}
 }
 

@@ -31,7 +31,8 @@ var _ Slurm = slurmclient.Client(nil)
 // Reason returns a short, stable label for an error from Slurm, for
 // metrics and for deduplicating log lines: job_gone, permission, auth,
 // not_pending, invalid, ignored_field, not_applied, held, not_persistent,
-// bad_response, unsupported, server, canceled, timeout or other.
+// bad_record, bad_response, unsupported, server, canceled, timeout or
+// other.
 func Reason(err error) string {
 	switch {
 	case err == nil:
@@ -56,6 +57,8 @@ func Reason(err error) string {
 		return "held"
 	case errors.Is(err, slurmclient.ErrNotPersistent):
 		return "not_persistent"
+	case errors.Is(err, slurmclient.ErrBadRecord):
+		return "bad_record"
 	case errors.Is(err, slurmclient.ErrBadResponse):
 		return "bad_response"
 	case errors.Is(err, slurmclient.ErrUnsupported):

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/asrpt/asrpt/slurmclient"
@@ -21,7 +22,11 @@ type Snapshot struct {
 // failed accounting read only delays learning), then the job list, read
 // last, just before the decisions and writes, to keep short the window in
 // which Slurm can start a job asrpt then writes to (accounting queries are
-// the slow ones). On error it returns the failed operation's name.
+// the slow ones). On error it returns the failed operation's name. Job
+// records the client skipped (slurmclient.RecordErrors: a field out of
+// range) fail only themselves: they are counted
+// (asrpt_job_records_skipped_total), logged once per incident, and their
+// jobs, which exist, count as listed (not absent) but get nothing.
 func (s *Sidecar) read(ctx context.Context, now time.Time) (Snapshot, string, error) {
 	var snap Snapshot
 	var err error
@@ -29,7 +34,17 @@ func (s *Sidecar) read(ctx context.Context, now time.Time) (Snapshot, string, er
 		return snap, "nodes", err
 	}
 	s.pollAccounting(ctx, now)
-	if snap.Jobs, err = s.slurm.Jobs(ctx); err != nil {
+	clear(s.unreadable)
+	snap.Jobs, err = s.slurm.Jobs(ctx)
+	var bad *slurmclient.RecordErrors
+	switch {
+	case errors.As(err, &bad):
+		s.m.skippedRecords.Add(float64(len(bad.IDs)))
+		s.incident("job_records", err)
+		for _, id := range bad.IDs {
+			s.unreadable[id] = true
+		}
+	case err != nil:
 		return snap, "jobs", err
 	}
 	return snap, "", nil

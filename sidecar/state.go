@@ -79,6 +79,12 @@ type savedJob struct {
 	// HetSiteFactor lists the components of a heterogeneous job, other
 	// than its leader, that asrpt wrote a site factor to.
 	HetSiteFactor []string `json:"het_site_factor,omitempty"`
+	// MayFactor and MayPriority: a site factor (other than 0) or a
+	// priority was recorded here before it was sent and its outcome may
+	// be unknown; a giveback undoes it whatever the value (entry.mayFactor,
+	// entry.mayPrio). Absent in files of earlier versions: false.
+	MayFactor   bool `json:"may_site_factor,omitempty"`
+	MayPriority bool `json:"may_priority,omitempty"`
 }
 
 type savedSlot struct {
@@ -173,8 +179,9 @@ func moveAside(path string) (string, error) {
 
 // stateToSave returns the state to save.
 func (s *Sidecar) stateToSave() *savedState {
+	// Jobs is never null: an empty state reads "jobs": [].
 	st := &savedState{Version: stateVersion, Policy: s.cfg.Policy, Clock: s.clock,
-		NextSeq: s.nextSeq, NextDSeq: s.nextDSeq, SavedAtUnix: time.Now().Unix()}
+		NextSeq: s.nextSeq, NextDSeq: s.nextDSeq, SavedAtUnix: time.Now().Unix(), Jobs: make([]savedJob, 0, len(s.entries))}
 	if math.IsInf(st.Clock, 0) {
 		st.Clock = 0
 	}
@@ -186,7 +193,7 @@ func (s *Sidecar) stateToSave() *savedState {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
-			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor}
+			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, MayFactor: e.mayFactor, MayPriority: e.mayPrio, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
 			sj.Released = !math.IsNaN(e.task.Released)
@@ -233,7 +240,8 @@ func (s *Sidecar) restore(st *savedState) error {
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
-			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes, hetFactor: sj.HetSiteFactor}
+			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes,
+			mayFactor: sj.MayFactor, mayPrio: sj.MayPriority, hetFactor: sj.HetSiteFactor}
 		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
 		e.job.Profile = e.prof.Model
 		if len(sj.Place) > 0 {

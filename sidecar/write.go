@@ -42,12 +42,23 @@ const maxNodeListTries = 3
 // cannot go on (the token or the privileges are refused, the context
 // ended).
 func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
+	if !dry && s.cfg.StateFile != "" {
+		broken, _ := s.stateBroken.Load().(string)
+		if s.recordIntents(ds) || broken != "" {
+			if err := s.saveState(); err != nil {
+				// Nothing goes out that the state could not undo.
+				s.m.writesHeld.Inc()
+				rep.WritesHeld = true
+				return nil
+			}
+		}
+	}
 	budget := s.cfg.WriteLimit
 	failedInRow := 0
 	for _, d := range ds {
 		e, nodes, gpn := d.e, d.nodes, d.gpn
-		if e.sj == nil {
-			continue
+		if e.sj == nil || !e.sj.Pending() {
+			continue // missing from this list, or shown not pending (absentCycles, startedCycles)
 		}
 		if nodes != nil && (!slices.Equal(nodes, e.nodes) || gpn != e.gpn) && s.due(e, "nodes", rep) {
 			if budget == 0 {
@@ -177,6 +188,52 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *entry, f uint32, dry b
 	return false, true, nil
 }
 
+// recordIntents marks on each job what this cycle's decisions may write
+// to it (mayFactor for a site factor other than 0, mayPrio for a
+// priority, wroteNodes for a node list) and reports whether a mark is new:
+// then the state is saved before any write goes out, so that whatever
+// reaches Slurm is in the state file before it does, and `asrpt giveback`
+// can undo it even if the sidecar dies before the cycle's own save. The
+// marks over-approximate (a write the limit defers is marked too); a
+// giveback of a job that holds nothing is harmless.
+func (s *Sidecar) recordIntents(ds []decision) bool {
+	changed := false
+	mark := func(b *bool) {
+		if !*b {
+			*b, changed = true, true
+		}
+	}
+	for _, d := range ds {
+		e := d.e
+		if e.sj == nil || !e.sj.Pending() {
+			continue
+		}
+		nodes := d.nodes != nil && (!slices.Equal(d.nodes, e.nodes) || d.gpn != e.gpn)
+		if nodes {
+			mark(&e.wroteNodes)
+		}
+		if s.mode == WriteFactor {
+			if d.factor != 0 && (nodes || d.setFactor) {
+				mark(&e.mayFactor)
+				if d.setFactor && e.sj.Shape() == slurmclient.ShapeHetLeader {
+					// Each component is written its factor by its own id.
+					for _, c := range e.sj.Het.Components {
+						if c != e.id && !slices.Contains(e.hetFactor, c) {
+							e.hetFactor, changed = append(e.hetFactor, c), true
+						}
+					}
+				}
+			}
+		} else if nodes || d.priority != e.prio {
+			mark(&e.mayPrio)
+		}
+	}
+	if changed {
+		s.dirty = true
+	}
+	return changed
+}
+
 // due reports whether a write of kind to e may be sent now: not while the
 // backoff after its last failure runs.
 func (s *Sidecar) due(e *entry, kind string, rep *CycleReport) bool {
@@ -221,7 +278,7 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 		delete(e.fails, kind)
 		s.dirty = true
 		if u.Priority != nil {
-			e.prio = *u.Priority
+			e.prio, e.mayPrio = *u.Priority, false // known now
 		} else if u.Hold != nil && !*u.Hold {
 			// Released without a priority: the priority plugin's value
 			// stands.

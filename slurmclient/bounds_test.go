@@ -80,18 +80,20 @@ func hostileJobs(t *testing.T, n int, detail []string) []byte {
 
 // TestJobsResponseBounds covers the reproducers of a hostile slurmrestd:
 // 100 jobs with three fields of 65,536 names, and a gres_detail of many
-// index ranges. Both are ErrBadResponse naming the job and field, found
-// after at most MaxResponseNames names.
+// index ranges. The first is ErrBadResponse (the response's budget),
+// found after at most MaxResponseNames names; the second is one bad
+// record, skipped (ErrBadRecord); both name the job and field.
 func TestJobsResponseBounds(t *testing.T) {
 	perJob := 3 * hostlist.MaxHosts
 	firstBad := MaxResponseNames/perJob + 1 // the job whose fields pass the budget
 	tests := []struct {
 		name  string
 		body  []byte
+		want  error
 		field string
 	}{
-		{"100 jobs of 3×65,536 names", hostileJobs(t, 100, nil), fmt.Sprintf("job %d: excluded_nodes: slurm: malformed response: too many host names", firstBad)},
-		{"gres_detail of many IDX ranges", hostileJobs(t, 1, []string{"gpu:1(IDX:" + strings.Repeat("0-4096,", 20000) + "0)"}), "job 1: slurm: malformed response: gres_detail"},
+		{"100 jobs of 3×65,536 names", hostileJobs(t, 100, nil), ErrBadResponse, fmt.Sprintf("job %d: excluded_nodes: slurm: malformed response: too many host names", firstBad)},
+		{"gres_detail of many IDX ranges", hostileJobs(t, 1, []string{"gpu:1(IDX:" + strings.Repeat("0-4096,", 20000) + "0)"}), ErrBadRecord, "job 1: slurm: malformed response: gres_detail"},
 	}
 	for _, r := range releases[1:] {
 		for _, tt := range tests {
@@ -104,8 +106,73 @@ func TestJobsResponseBounds(t *testing.T) {
 				if d := time.Since(start); d > 5*time.Second {
 					t.Errorf("Jobs took %v", d)
 				}
-				if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), tt.field) {
-					t.Fatalf("Jobs = %.300v; want ErrBadResponse containing %q", err, tt.field)
+				if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.field) {
+					t.Fatalf("Jobs = %.300v; want %v containing %q", err, tt.want, tt.field)
+				}
+			})
+		}
+	}
+}
+
+// TestBadRecordSkipped: one record of a job list with a field out of range
+// (array_task_id 4e9, a TRES string that is no number) is skipped and
+// named in a RecordErrors returned with the other jobs, on every API
+// version; the rest of the list stands. A bad record of a finished job is
+// ignored.
+func TestBadRecordSkipped(t *testing.T) {
+	type rec = map[string]any
+	for _, r := range releases {
+		v38 := r.api == "v0.0.38"
+		num := func(n int64) any {
+			if v38 {
+				return n
+			}
+			return rec{"set": true, "number": n}
+		}
+		state := func(s string) any {
+			if v38 {
+				return s
+			}
+			return []string{s}
+		}
+		job := func(id int64, st string, extra rec) rec {
+			j := rec{"job_id": id, "name": "x", "user_name": "u", "partition": "p", "job_state": state(st),
+				"tres_req_str": "gres/gpu=1", "priority": num(1000)}
+			for k, v := range extra {
+				j[k] = v
+			}
+			return j
+		}
+		for _, c := range []struct {
+			name string
+			bad  rec
+		}{
+			{"array_task_id 4e9", rec{"array_job_id": num(5), "array_task_id": num(4_000_000_000)}},
+			{"TRES count not a number", rec{"tres_req_str": "gres/gpu=lots", "tres_per_node": "gres/gpu:lots"}},
+		} {
+			t.Run(r.rel+"/"+c.name, func(t *testing.T) {
+				body, err := json.Marshal(rec{"jobs": []rec{
+					job(4, "PENDING", nil), job(5, "PENDING", c.bad), job(6, "RUNNING", nil),
+					job(7, "COMPLETED", c.bad),
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := newFake(t)
+				p, _ := prefixes(r.api)
+				f.set("GET", p+"/jobs", 200, body)
+				jobs, err := f.client(t, r.api).Jobs(ctxT(t))
+				var re *RecordErrors
+				if !errors.As(err, &re) || !errors.Is(err, ErrBadRecord) || len(re.IDs) != 1 || re.IDs[0] != "5" ||
+					!strings.Contains(err.Error(), "job 5") {
+					t.Fatalf("err = %v, want a RecordErrors naming job 5 alone", err)
+				}
+				var ids []string
+				for _, j := range jobs {
+					ids = append(ids, j.ID)
+				}
+				if strings.Join(ids, ",") != "4,6" {
+					t.Errorf("jobs %v, want 4 and 6", ids)
 				}
 			})
 		}

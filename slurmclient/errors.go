@@ -31,7 +31,9 @@ var (
 	// 9000–9202 parse errors, 400).
 	ErrInvalid = errors.New("slurm: invalid value")
 	// ErrIgnoredField: Slurm answered 200 but ignored or refused a key asrpt
-	// sent (22.05: errors[] on 200; 24.11+: a warning naming the key).
+	// sent (22.05: errors[] on 200 to an update; 24.11+: a warning naming
+	// the key). A read answered 200 with errors[] is classified by the
+	// error's number, else ErrServer: it sent no key.
 	ErrIgnoredField = errors.New("slurm: request field not applied")
 	// ErrNotApplied: Slurm reported success but re-reading the job shows
 	// the change is not (or no longer) in effect.
@@ -95,8 +97,12 @@ type apiWarning struct {
 // and warnings[] into a typed error; nil means success. sent lists the
 // request body's top-level keys, so that a warning naming one of them fails
 // the call. plain is a non-JSON body (401, 400 "Unable to parse query.").
+// op starts with the method: a 200 with errors[] is ErrIgnoredField for
+// an update only (22.05's refused key); for a GET, which sends no key, it
+// is the error number's kind, else ErrServer.
 func classify(op string, status int, errs []apiError, warns []apiWarning, sent []string, plain string) error {
 	e := &APIError{Op: op, Status: status}
+	read := strings.HasPrefix(op, "GET ")
 	for _, x := range errs {
 		n := x.Number
 		if n == 0 {
@@ -156,13 +162,15 @@ func classify(op string, status int, errs []apiError, warns []apiWarning, sent [
 		e.kind = ErrInvalid
 	}
 	if e.kind != nil {
-		if status >= 200 && status < 300 {
+		if status >= 200 && status < 300 && !read {
 			// 22.05: a refused key comes back as 200 with errors[].
 			e.kind = ErrIgnoredField
 		}
 		return e
 	}
 	switch {
+	case status >= 200 && status < 300 && read:
+		e.kind = ErrServer
 	case status >= 200 && status < 300:
 		e.kind = ErrIgnoredField
 	case status == 404 && len(errs) == 0:

@@ -332,3 +332,68 @@ func indexMap(nodes []string, detail []string) (map[string][]int, error) {
 	}
 	return m, nil
 }
+
+// ErrBadRecord is wrapped by RecordErrors: some records of a job list
+// could not be used and were skipped; the rest of the list stands.
+var ErrBadRecord = errors.New("slurm: job records skipped")
+
+// maxRecordErrs bounds the errors a RecordErrors keeps (its IDs are all
+// kept).
+const maxRecordErrs = 16
+
+// RecordErrors is the error Jobs returns together with the jobs it could
+// read when some pending or running records of the list could not be used
+// (a field out of range, such as an array_task_id of 4e9; a malformed TRES
+// string): each is skipped, not the whole list. errors.Is(err,
+// ErrBadRecord) holds; a caller that can go on with the readable jobs
+// does, and should count IDs as listed (the job exists, its record is
+// unreadable). A response past MaxResponseNames still fails as a whole.
+type RecordErrors struct {
+	// Op is the request, e.g. "GET /slurm/v0.0.42/jobs".
+	Op string
+	// IDs are the skipped records' job ids, in list order ("" for a
+	// record without one).
+	IDs []string
+	// Errs are the first maxRecordErrs records' errors.
+	Errs []error
+}
+
+func (e *RecordErrors) Error() string {
+	return fmt.Sprintf("%s: %d job records skipped, first: %v", e.Op, len(e.IDs), e.Errs[0])
+}
+
+// Unwrap returns ErrBadRecord.
+func (e *RecordErrors) Unwrap() error { return ErrBadRecord }
+
+// parseJobs converts the records of a job list at op with conv (sharing
+// one budget), keeping the pending and running jobs in id order. A record
+// conv refuses is skipped into a RecordErrors, returned with the jobs,
+// unless it is not pending or running (nothing to manage) or the response
+// passed its budget (the whole response fails).
+func parseJobs[R any](op string, recs []R, conv func(*budget, R) (Job, error)) ([]Job, error) {
+	var out []Job
+	bad := &RecordErrors{Op: op}
+	b := newBudget()
+	for _, r := range recs {
+		j, err := conv(b, r)
+		switch {
+		case err == nil:
+			if active(j.State) {
+				out = append(out, j)
+			}
+		case errors.Is(err, errTooManyNames):
+			return nil, fmt.Errorf("%s: %w", op, err)
+		case j.State != "" && !active(j.State):
+		default:
+			bad.IDs = append(bad.IDs, j.ID)
+			if len(bad.Errs) < maxRecordErrs {
+				bad.Errs = append(bad.Errs, err)
+			}
+		}
+	}
+	sortJobs(out)
+	if len(bad.IDs) > 0 {
+		return out, bad
+	}
+	return out, nil
+}

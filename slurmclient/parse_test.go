@@ -114,6 +114,10 @@ func TestClassify(t *testing.T) {
 		{"type warning on our key", 200, nil, []apiWarning{{Description: "Expected OpenAPI type=array", Source: "#/required_nodes"}}, []string{"required_nodes"}, ErrIgnoredField},
 		{"22.05 disabled key", 200, []apiError{{Number: 1, Error: "Operation not permitted", Description: `Disabled key: "required_nodes"`}, {Number: 9001}}, nil, nil, ErrIgnoredField},
 		{"22.05 error_code", 200, []apiError{{Code: 9202, Error: "Unable to read string"}}, nil, nil, ErrIgnoredField},
+		// A read sends no key: its 200 with errors[] is no ignored field.
+		{"read: 200 with a controller error", 200, e(1011, "Unable to contact slurm controller", "slurm_load_jobs"), nil, nil, ErrServer},
+		{"read: 200 with -1", 200, e(-1, "Unspecified error", "slurm_load_jobs"), nil, nil, ErrServer},
+		{"read: 200 with 2017", 200, e(2017, "Invalid job id specified", ""), nil, nil, ErrJobGone},
 		{"2017", 404, e(2017, "Invalid job id specified", ""), nil, nil, ErrJobGone},
 		{"2017 as 500", 500, e(2017, "Invalid job id specified", ""), nil, nil, ErrJobGone},
 		{"2084 finished (22.05/24.11)", 500, e(2084, "Job has already finished", ""), nil, nil, ErrJobGone},
@@ -135,7 +139,11 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := classify("POST /x", tc.status, tc.errs, tc.warns, tc.sent, "plain")
+			op := "POST /x"
+			if strings.HasPrefix(tc.name, "read:") {
+				op = "GET /x"
+			}
+			err := classify(op, tc.status, tc.errs, tc.warns, tc.sent, "plain")
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("err = %v, want nil", err)
@@ -146,7 +154,7 @@ func TestClassify(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
 			var ae *APIError
-			if !errors.As(err, &ae) || ae.Status != tc.status || !strings.Contains(err.Error(), "POST /x") {
+			if !errors.As(err, &ae) || ae.Status != tc.status || !strings.Contains(err.Error(), op) {
 				t.Errorf("err %v: not an APIError with status and op", err)
 			}
 		})

@@ -77,11 +77,20 @@ func TestReadTokenClaims(t *testing.T) {
 	for _, tc := range []struct {
 		name, payload, user string
 		exp                 int64
+		// bad: ReadTokenClaims refuses the token (ErrInvalid naming exp).
+		bad bool
 	}{
-		{"both", `{"exp":1893456000,"iat":1,"sun":"asrpt"}`, "asrpt", 1893456000},
-		{"no exp", `{"sun":"asrpt"}`, "asrpt", 0},
-		{"exp as float", `{"exp":1893456000.0}`, "", 1893456000},
-		{"garbage exp", `{"exp":"soon","sun":"x"}`, "", 0},
+		{"both", `{"exp":1893456000,"iat":1,"sun":"asrpt"}`, "asrpt", 1893456000, false},
+		{"no exp", `{"sun":"asrpt"}`, "asrpt", 0, false},
+		{"exp null", `{"exp":null,"sun":"asrpt"}`, "asrpt", 0, false},
+		{"exp as float", `{"exp":1893456000.0}`, "", 1893456000, false},
+		{"garbage exp", `{"exp":"soon","sun":"x"}`, "x", 0, true},
+		// Expired in 1969/1970, not "no expiry".
+		{"exp -1", `{"exp":-1,"sun":"x"}`, "x", -1, false},
+		{"exp 0", `{"exp":0,"sun":"x"}`, "x", 0, false},
+		{"exp 2^63", `{"exp":9223372036854775808,"sun":"x"}`, "x", 0, true},
+		{"exp 1e308", `{"exp":1e308,"sun":"x"}`, "x", 0, true},
+		{"exp -1e308", `{"exp":-1e308,"sun":"x"}`, "x", 0, true},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
 		tok := b64([]byte(`{"alg":"HS256"}`)) + "." + b64([]byte(tc.payload)) + ".sig"
@@ -89,11 +98,17 @@ func TestReadTokenClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := ReadTokenClaims(path)
+		if tc.bad {
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "exp claim") {
+				t.Errorf("%s: %+v, %v; want ErrInvalid naming the exp claim", tc.name, c, err)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		var want time.Time
-		if tc.exp > 0 {
+		if strings.Contains(tc.payload, `"exp":`) && !strings.Contains(tc.payload, "null") {
 			want = time.Unix(tc.exp, 0)
 		}
 		if c.User != tc.user || !c.Expires.Equal(want) {

@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -381,10 +383,19 @@ func jwtSubject(tok string) string { return jwtClaims(tok).User }
 type TokenClaims struct {
 	// User is the "sun" claim (the Slurm user), "" when absent.
 	User string
-	// Expires is the "exp" claim; zero when the token has none or is not
-	// a JWT.
+	// Expires is the "exp" claim, a Unix time in seconds (one of 0 or
+	// less, 1970 or before, has expired); zero when the token has none or
+	// is not a JWT, or when the claim is no time (badExp).
 	Expires time.Time
+	// badExp says why an "exp" claim present is no time (not a number, or
+	// beyond ±maxExpClaim seconds); "" otherwise. ReadTokenClaims refuses
+	// such a token.
+	badExp string
 }
+
+// maxExpClaim bounds the "exp" claim taken for a time, seconds from 1970
+// either way (1e11 s: about the year 5138). 2^63 or 1e308 are no time.
+const maxExpClaim = 1e11
 
 // jwtClaims parses the payload of a JWT; a token that is not one gives
 // zero claims.
@@ -398,8 +409,8 @@ func jwtClaims(tok string) TokenClaims {
 		return TokenClaims{}
 	}
 	var c struct {
-		Sun string  `json:"sun"`
-		Exp float64 `json:"exp"`
+		Sun string          `json:"sun"`
+		Exp json.RawMessage `json:"exp"`
 	}
 	if json.Unmarshal(b, &c) != nil {
 		return TokenClaims{}
@@ -408,18 +419,32 @@ func jwtClaims(tok string) TokenClaims {
 	if strings.IndexFunc(c.Sun, notTokenByte) < 0 {
 		out.User = c.Sun
 	}
-	if c.Exp > 0 && c.Exp < 1e11 {
-		out.Expires = time.Unix(int64(c.Exp), 0)
+	if raw := string(c.Exp); raw != "" && raw != "null" {
+		exp, err := strconv.ParseFloat(raw, 64)
+		switch {
+		case err != nil || math.IsNaN(exp):
+			out.badExp = fmt.Sprintf("exp claim %.40s is not a number", raw)
+		case math.Abs(exp) >= maxExpClaim:
+			out.badExp = fmt.Sprintf("exp claim %.40s is beyond any date (more than %g s from 1970)", raw, maxExpClaim)
+		default:
+			out.Expires = time.Unix(int64(math.Floor(exp)), 0)
+		}
 	}
 	return out
 }
 
 // ReadTokenClaims reads the token file at path (checked as CheckTokenFile
-// says) and returns its claims.
+// says) and returns its claims; a token whose "exp" claim is no time
+// (2^63, 1e308, a string) is ErrInvalid naming the claim, and one whose
+// claim is 0 or less has Expires in 1970 or before: expired.
 func ReadTokenClaims(path string) (TokenClaims, error) {
 	tok, _, err := (&tokenSource{path: path}).get()
 	if err != nil {
 		return TokenClaims{}, err
 	}
-	return jwtClaims(tok), nil
+	c := jwtClaims(tok)
+	if c.badExp != "" {
+		return c, fmt.Errorf("token file %s: %w: %s", path, ErrInvalid, c.badExp)
+	}
+	return c, nil
 }

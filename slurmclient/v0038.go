@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,20 +61,10 @@ func (c *v0038) Jobs(ctx context.Context) ([]Job, error) {
 	if err := c.call(ctx, "GET", p38+"/jobs", nil, nil, nil, &r); err != nil {
 		return nil, err
 	}
-	var out []Job
-	b := newBudget()
-	for _, j := range deref(r.Jobs) {
-		if !active(strings.ToUpper(deref(j.JobState))) {
-			continue
-		}
-		cj, err := job38(b, j)
-		if err != nil {
-			return nil, fmt.Errorf("GET %s/jobs: %w", p38, err)
-		}
-		out = append(out, cj)
-	}
-	sortJobs(out)
-	return out, nil
+	recs := slices.DeleteFunc(deref(r.Jobs), func(j api.V0038JobResponseProperties) bool {
+		return !active(strings.ToUpper(deref(j.JobState)))
+	})
+	return parseJobs("GET "+p38+"/jobs", recs, job38)
 }
 
 func (c *v0038) Job(ctx context.Context, id string) (Job, error) {

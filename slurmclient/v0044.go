@@ -58,19 +58,7 @@ func (c *v0044) Jobs(ctx context.Context) ([]Job, error) {
 	if err := c.call(ctx, "GET", p44+"/jobs", nil, nil, nil, &r); err != nil {
 		return nil, err
 	}
-	var out []Job
-	b := newBudget()
-	for _, j := range r.Jobs {
-		cj, err := job44(b, j)
-		if err != nil {
-			return nil, fmt.Errorf("GET %s/jobs: %w", p44, err)
-		}
-		if active(cj.State) {
-			out = append(out, cj)
-		}
-	}
-	sortJobs(out)
-	return out, nil
+	return parseJobs("GET "+p44+"/jobs", r.Jobs, job44)
 }
 
 func (c *v0044) Job(ctx context.Context, id string) (Job, error) {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -108,9 +109,15 @@ var ErrConfig = errors.New("trace: bad generator config")
 
 // Bounds of GenConfig that callers check their own flags against.
 const (
-	// MaxGenJobs bounds GenConfig.Jobs: 2^28 jobs (the job slice is
-	// allocated up front).
-	MaxGenJobs = 1 << 28
+	// MaxGenJobs bounds GenConfig.Jobs: 2^24 (16,777,216) jobs. The job
+	// slice is allocated up front at 176 bytes a job (job.Job), some 220
+	// bytes with the ids, names and the generator's own arrays: 3.7 GB
+	// at the bound; `asrpt replay --jobs` then holds some 380 bytes a job
+	// (10M jobs: 3.8 GB), 6.4 GB at the bound. 2^28 jobs asked 47 GB of
+	// the generator alone (`replay --jobs 100000000` died allocating 17.6
+	// GB); 2^24 leaves a 16 GB machine room for the replay. Larger traces
+	// can be written by several runs with other seeds and starts.
+	MaxGenJobs = 1 << 24
 	// MaxGenLoad bounds GenConfig.Load: an offered load of 100 times the
 	// cluster.
 	MaxGenLoad = 100
@@ -257,10 +264,23 @@ type user struct {
 // model is described in GENERATOR.md. Errors wrap ErrConfig. A job never
 // asks for more than cfg.ClusterGPUs GPUs.
 func Generate(cfg GenConfig) ([]job.Job, error) {
+	return GenerateContext(context.Background(), cfg)
+}
+
+// genCheckEvery is how many jobs each of the generator's passes makes
+// between two looks at its context (a few milliseconds of work).
+const genCheckEvery = 1 << 14
+
+// GenerateContext is Generate stopping with ctx's error soon (within
+// genCheckEvery jobs of a pass) after ctx is done.
+func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &gen{cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_a5b7_0000_0001))}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("trace: generate: %w", err)
+	}
+	g := &gen{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_a5b7_0000_0001))}
 	if cfg.ProfiledShare > 0 {
 		src, err := newProfileSource(cfg.ClusterGPUs/cfg.GPUsPerNode, cfg.GPUsPerNode)
 		if err != nil {
@@ -274,6 +294,9 @@ func Generate(cfg GenConfig) ([]job.Job, error) {
 	runs := make([]int32, cfg.Jobs)
 	work := 0.0
 	for k := range jobs {
+		if g.stopped(k) {
+			return nil, fmt.Errorf("trace: generate: %w", ctx.Err())
+		}
 		u := &g.users[pick(g.rng, g.userCum)]
 		f := u.families[pick(g.rng, u.cum)]
 		fam[k] = int32(f)
@@ -289,10 +312,18 @@ func Generate(cfg GenConfig) ([]job.Job, error) {
 	lambda0 := cfg.Load * float64(cfg.ClusterGPUs) * float64(cfg.Jobs) / work
 	g.arrivals(jobs, lambda0)
 	g.names(jobs, fam, runs)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("trace: generate: %w", err)
+	}
 	return jobs, nil
 }
 
+// stopped reports, every genCheckEvery jobs k, whether the context is
+// done.
+func (g *gen) stopped(k int) bool { return k%genCheckEvery == 0 && g.ctx.Err() != nil }
+
 type gen struct {
+	ctx      context.Context
 	cfg      GenConfig
 	rng      *rand.Rand
 	users    []user
@@ -521,6 +552,9 @@ func (g *gen) arrivals(jobs []job.Job, lambda0 float64) {
 	top := lambda0 * fmax
 	t := g.cfg.Start
 	for k := range jobs {
+		if g.stopped(k) {
+			return // GenerateContext returns the context's error
+		}
 		for {
 			t += g.rng.ExpFloat64() / top
 			if g.rng.Float64()*fmax <= arrivalRate(t, g.cfg.Diurnal, g.cfg.Weekend) {
@@ -542,6 +576,9 @@ func (g *gen) names(jobs []job.Job, fam, runs []int32) {
 		dateStr string
 	)
 	for k := range jobs {
+		if g.stopped(k) {
+			return // GenerateContext returns the context's error
+		}
 		j := &jobs[k]
 		j.ID = strconv.Itoa(k + 1)
 		f := &g.families[fam[k]]

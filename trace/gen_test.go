@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
@@ -326,5 +328,61 @@ func BenchmarkGenerate(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/job")
 		})
+	}
+}
+
+// countdown is a context that is done after its Err has been asked n
+// times: a SIGINT arriving in the middle of a pass.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestGenerateContext: the generator stops with the context's error once
+// the context is done, within genCheckEvery jobs of each pass, in every
+// pass (shapes, arrivals, names).
+func TestGenerateContext(t *testing.T) {
+	cfg := DefaultGenConfig()
+	cfg.Jobs = 4 * genCheckEvery
+	passes := cfg.Jobs / genCheckEvery // looks at the context per pass
+	for _, c := range []struct {
+		name string
+		n    int
+	}{
+		{"done before", 0},
+		{"during the shapes", 2},
+		{"during the arrivals", passes + 3},
+		{"during the names", 2*passes + 3},
+		{"after the last pass", 3*passes + 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			jobs, err := GenerateContext(&countdown{context.Background(), c.n}, cfg)
+			if !errors.Is(err, context.Canceled) || jobs != nil {
+				t.Fatalf("%d jobs, %v; want context.Canceled and none", len(jobs), err)
+			}
+		})
+	}
+	if jobs, err := GenerateContext(&countdown{context.Background(), 1 << 30}, cfg); err != nil || len(jobs) != cfg.Jobs {
+		t.Fatalf("not interrupted: %d jobs, %v", len(jobs), err)
+	}
+}
+
+// TestMaxGenJobsFits: the generator's up-front job slice at MaxGenJobs
+// stays under 3 GiB (the bound's reason, see MaxGenJobs).
+func TestMaxGenJobsFits(t *testing.T) {
+	if b := uint64(unsafe.Sizeof(job.Job{})) * MaxGenJobs; b > 3<<30 {
+		t.Errorf("MaxGenJobs × %d bytes = %d bytes, over 3 GiB", unsafe.Sizeof(job.Job{}), b)
+	}
+	cfg := DefaultGenConfig()
+	cfg.Jobs = MaxGenJobs + 1
+	if err := cfg.Validate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("jobs past MaxGenJobs: %v", err)
 	}
 }

@@ -474,24 +474,7 @@ func WriteCSV(w io.Writer, jobs []job.Job) error {
 	}
 	rec := make([]string, numCols)
 	for i := range jobs {
-		j := &jobs[i]
-		rec[colID] = j.ID
-		rec[colSubmit] = fmtFloat(j.Submit)
-		rec[colUser] = j.User
-		rec[colName] = j.Name
-		rec[colAccount] = j.Account
-		rec[colPartition] = j.Partition
-		rec[colQOS] = j.QOS
-		rec[colGPUs] = strconv.Itoa(j.GPUs)
-		rec[colNodes] = strconv.Itoa(j.Nodes)
-		rec[colRunTime] = fmtFloat(j.RunTime)
-		rec[colTimeLimit] = fmtFloat(j.TimeLimit)
-		rec[colState] = j.State
-		rec[colProfile] = j.Profile
-		rec[colIterations] = ""
-		if j.Iterations != 0 {
-			rec[colIterations] = fmtFloat(j.Iterations)
-		}
+		csvRecord(&jobs[i], rec)
 		if err := cw.Write(rec); err != nil {
 			return fmt.Errorf("trace: write csv: %w", err)
 		}
@@ -499,6 +482,49 @@ func WriteCSV(w io.Writer, jobs []job.Job) error {
 	cw.Flush()
 	if err := cw.Error(); err != nil {
 		return fmt.Errorf("trace: write csv: %w", err)
+	}
+	return nil
+}
+
+// csvRecord fills rec (numCols fields) with j's native CSV fields.
+func csvRecord(j *job.Job, rec []string) {
+	rec[colID] = j.ID
+	rec[colSubmit] = fmtFloat(j.Submit)
+	rec[colUser] = j.User
+	rec[colName] = j.Name
+	rec[colAccount] = j.Account
+	rec[colPartition] = j.Partition
+	rec[colQOS] = j.QOS
+	rec[colGPUs] = strconv.Itoa(j.GPUs)
+	rec[colNodes] = strconv.Itoa(j.Nodes)
+	rec[colRunTime] = fmtFloat(j.RunTime)
+	rec[colTimeLimit] = fmtFloat(j.TimeLimit)
+	rec[colState] = j.State
+	rec[colProfile] = j.Profile
+	rec[colIterations] = ""
+	if j.Iterations != 0 {
+		rec[colIterations] = fmtFloat(j.Iterations)
+	}
+}
+
+// CheckJob returns nil when the native reader accepts j as one row, as
+// WriteCSV writes it: the same parsing and limits, field by field
+// (MaxSubmit, MaxGPUs, MaxRunTime, …), and otherwise the error the reader
+// would give, naming the job and the field (wrapping ErrValue for a value
+// out of its limits). Writers of traces (asrpt history) use it so as not
+// to export a row their own replay refuses. Non-finite numbers are
+// refused too.
+func CheckJob(j *job.Job) error {
+	rec := make([]string, numCols)
+	csvRecord(j, rec)
+	row := nativeRow{in: interner{}}
+	for c, v := range rec {
+		if err := row.set(c, v); err != nil {
+			return fmt.Errorf("trace: job %q: %s: %w", j.ID, Columns[c], err)
+		}
+	}
+	if c, err := row.check(); err != nil {
+		return fmt.Errorf("trace: job %q: %s: %w", j.ID, Columns[c], err)
 	}
 	return nil
 }

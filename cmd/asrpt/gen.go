@@ -49,14 +49,12 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	generated, err := trace.Generate(cfg)
+	generated, err := trace.GenerateContext(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	write := func(w io.Writer) error {
+		w = ctxWriter{ctx, w} // SIGINT stops the writing too (nothing is left of --out)
 		if *format == "jsonl" {
 			return trace.WriteJSONL(w, generated)
 		}
@@ -74,6 +72,19 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stderr, "asrpt gen: %d jobs, %s\n", len(generated), genSpan(generated))
 	return nil
+}
+
+// ctxWriter writes to w until ctx is done, then fails with ctx's error.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // genParseStart reads RFC 3339 or Unix seconds.

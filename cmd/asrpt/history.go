@@ -92,18 +92,49 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	kept := jobs[:0]
-	for _, j := range jobs {
-		if *all || (j.GPUs > 0 && j.RunTime > 0) {
-			kept = append(kept, j)
-		}
-	}
-	fmt.Fprintf(stderr, "asrpt history: %d jobs ended %s – %s via %s, %d written\n",
-		len(jobs), from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), c.APIVersion(), len(kept))
+	n := len(jobs)
+	kept, refused := exportRows(jobs, *all, stderr)
+	fmt.Fprintf(stderr, "asrpt history: %d jobs ended %s – %s via %s, %d written, %d refused (values the replay would not read)\n",
+		n, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), c.APIVersion(), len(kept), refused)
 	if *format == "jsonl" {
 		return trace.WriteJSONL(stdout, kept)
 	}
 	return trace.WriteCSV(stdout, kept)
+}
+
+// maxRefusalsShown bounds the refused rows history names on stderr.
+const maxRefusalsShown = 5
+
+// exportRows keeps, in place, the jobs to write: those with GPUs and a run
+// time (all: also those without), whose every field passes the trace
+// reader's own checks (trace.CheckJob: a submit time of −9.2e18 or 2^63−1
+// GPUs is refused, so that the replay reads whatever history writes). It
+// names the first maxRefusalsShown refused rows on stderr and returns how
+// many it refused.
+func exportRows(jobs []job.Job, all bool, stderr io.Writer) ([]job.Job, int) {
+	kept, refused := jobs[:0], 0
+	for _, j := range jobs {
+		if !all && (j.GPUs <= 0 || j.RunTime <= 0) {
+			continue
+		}
+		c := j
+		if all { // written on purpose: only the other fields are checked
+			if c.GPUs == 0 {
+				c.GPUs = 1
+			}
+			if c.RunTime == 0 {
+				c.RunTime = 1
+			}
+		}
+		if err := trace.CheckJob(&c); err != nil {
+			if refused++; refused <= maxRefusalsShown {
+				fmt.Fprintf(stderr, "asrpt history: not written: %v\n", err)
+			}
+			continue
+		}
+		kept = append(kept, j)
+	}
+	return kept, refused
 }
 
 // importHistory reads [from, to) in windows of at most window, oldest first.

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +136,59 @@ func TestHistoryCommand(t *testing.T) {
 	for _, j := range jobs {
 		if j.GPUs <= 0 || j.RunTime <= 0 || j.User == "" {
 			t.Errorf("job %+v", j)
+		}
+	}
+}
+
+// TestExportRows: history writes only rows its own replay reads: a submit
+// time of −9.2e18 or 2^63−1 GPUs is refused, named on stderr and counted;
+// --all still writes jobs without GPUs or run time.
+func TestExportRows(t *testing.T) {
+	ok := job.Job{ID: "1", Submit: 1.8e9, User: "u", GPUs: 4, RunTime: 60, State: "COMPLETED"}
+	with := func(id string, f func(*job.Job)) job.Job {
+		j := ok
+		j.ID = id
+		f(&j)
+		return j
+	}
+	in := []job.Job{
+		ok,
+		with("2", func(j *job.Job) { j.Submit = -9.2e18 }),
+		with("3", func(j *job.Job) { j.GPUs = 1<<63 - 1 }),
+		with("4", func(j *job.Job) { j.GPUs = 0 }),
+		with("5", func(j *job.Job) { j.RunTime = 1e12 }),
+		with("6", func(j *job.Job) { j.TimeLimit = math.Inf(1) }),
+	}
+	for _, c := range []struct {
+		all     bool
+		kept    string
+		refused int
+	}{
+		{false, "1", 4},
+		{true, "1,4", 4},
+	} {
+		var stderr bytes.Buffer
+		kept, refused := exportRows(slices.Clone(in), c.all, &stderr)
+		var ids []string
+		for _, j := range kept {
+			ids = append(ids, j.ID)
+		}
+		if strings.Join(ids, ",") != c.kept || refused != c.refused {
+			t.Errorf("all=%v: kept %v, refused %d; want %s and %d", c.all, ids, refused, c.kept, c.refused)
+		}
+		for _, want := range []string{`job "2": submit`, `job "3": gpus`, `job "5": run_time`, `job "6": time_limit`} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("all=%v: stderr lacks %q:\n%s", c.all, want, stderr.String())
+			}
+		}
+		var csv bytes.Buffer
+		if err := trace.WriteCSV(&csv, kept); err != nil {
+			t.Fatal(err)
+		}
+		if !c.all {
+			if _, err := trace.Read(&csv, "h.csv", trace.Native); err != nil {
+				t.Errorf("the replay's reader refuses what history wrote: %v", err)
+			}
 		}
 	}
 }

@@ -31,7 +31,9 @@ func TestReplayFlagsRefused(t *testing.T) {
 		{[]string{"--nodes", "0"}, "--nodes 0: want 1..65536"},
 		{[]string{"--nodes", "1000000000000"}, "--nodes 1000000000000: want 1..65536"},
 		{[]string{"--gpus-per-node", "65"}, "--gpus-per-node 65: want 1..64"},
-		{[]string{"--jobs", "0"}, "--jobs 0: want 1..268435456"},
+		{[]string{"--jobs", "0"}, "--jobs 0: want 1..16777216"},
+		// The reproducer: a 17.6 GB allocation, refused before any.
+		{[]string{"--jobs", "100000000"}, "--jobs 100000000: want 1..16777216"},
 		{[]string{"--load", "NaN"}, "--load NaN: want a number in (0, 100]"},
 		{[]string{"--load", "0"}, "--load 0: want"},
 		{[]string{"--retrain-every", "Inf"}, `"Inf": want more than 0 and at most 100 years`},

@@ -1,0 +1,98 @@
+package sidecar
+
+import (
+	"fmt"
+
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// absentCycles is how many consecutive job lists a tracked job must be
+// missing from before the sidecar takes it for finished (unless accounting
+// reports its end first, which ends it at once). One list without a job
+// proves little: a restarting slurmctld can answer 200 with no jobs, and a
+// job forgotten too early loses its sequence number, its virtual progress
+// and the record of what asrpt wrote to it (its site factor, which no REST
+// call reports). With interval = 30 s a job that really ended is let go
+// after about 90 s; meanwhile it keeps its place and gets no writes.
+const absentCycles = 3
+
+// startedCycles is how many consecutive job lists must show a queued job
+// not pending (running) before it is withdrawn from the policy as
+// started by Slurm before its turn. A job that flaps between PENDING and
+// RUNNING from one list to the next keeps its place (and everyone else's
+// site factor) instead of leaving and re-arriving each cycle, which would
+// rewrite the factors of the jobs behind it every cycle. It gets no
+// writes while a list shows it not pending.
+const startedCycles = 2
+
+// suspectMinJobs and the half rule decide when a job list is suspect: a
+// list that shows fewer than half of the tracked jobs the sidecar expects
+// (those not yet absent for absentCycles lists and not reported ended by
+// accounting), when it expects at least suspectMinJobs. A suspect list
+// changes nothing but the absence counts: no arrival, no departure, no
+// decision, no write; the incident is logged once and each such list
+// counted (asrpt_suspect_job_lists_total). A queue that really shrank that
+// much is accepted absentCycles lists later (or as soon as accounting
+// reports the ends), when the missing jobs no longer count as expected.
+const suspectMinJobs = 4
+
+// listed returns the ids jobs lists, with the records the client skipped.
+func (s *Sidecar) listed(jobs []slurmclient.Job) map[string]bool {
+	listed := make(map[string]bool, len(jobs)+len(s.unreadable))
+	for i := range jobs {
+		listed[jobs[i].ID] = true
+	}
+	for id := range s.unreadable {
+		listed[id] = true
+	}
+	return listed
+}
+
+// suspect reports why jobs, this cycle's job list, is suspect (nil when it
+// is not): see suspectMinJobs.
+func (s *Sidecar) suspect(jobs []slurmclient.Job) error {
+	listed := s.listed(jobs)
+	present, expected := 0, 0
+	for id, e := range s.entries {
+		switch {
+		case listed[id]:
+			present++
+			expected++
+		case !s.ended[id] && e.absent+1 < absentCycles:
+			expected++
+		}
+	}
+	if expected < suspectMinJobs || 2*present >= expected {
+		return nil
+	}
+	return fmt.Errorf("the job list shows %d of the %d tracked jobs expected (%d listed in all)", present, expected, len(jobs))
+}
+
+// holdSuspect is a cycle on a suspect job list: it counts the absences
+// (so that a queue that really emptied is accepted after absentCycles
+// lists) and changes nothing else.
+func (s *Sidecar) holdSuspect(jobs []slurmclient.Job, why error) {
+	s.m.suspectLists.Inc()
+	s.incident("job_list", why)
+	listed := s.listed(jobs)
+	for id, e := range s.entries {
+		if listed[id] {
+			e.absent = 0
+		} else {
+			e.absent++
+		}
+	}
+}
+
+// gone reports whether absent tracked job e is to be taken for finished:
+// accounting reported its end, or it has been missing from absentCycles
+// lists in a row (counting this one). A job whose record the client
+// skipped is not missing.
+func (s *Sidecar) gone(e *entry) bool {
+	if s.unreadable[e.id] {
+		e.absent = 0
+		return false
+	}
+	e.absent++
+	return s.ended[e.id] || e.absent >= absentCycles
+}
