@@ -66,8 +66,9 @@ fuzz:
 integration:
 	bash test/slurmlab/integration.sh
 
-# The sidecar on a real Slurm 22.05 lab: one workload with Slurm alone and
-# with asrpt sidecar, JCTs from accounting (test/testbed/README.md).
+# The sidecar on a real Slurm lab (24.11 unless TESTBED_LAB says otherwise):
+# one workload with Slurm alone and with asrpt sidecar, JCTs from
+# accounting (test/testbed/README.md).
 testbed:
 	bash test/testbed/run.sh
 

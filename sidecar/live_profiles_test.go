@@ -48,6 +48,10 @@ func liveProfiles(t *testing.T, lab *slurmlab.Lab) {
 	for i := 1; i <= lab.Nodes; i++ {
 		blockers = append(blockers, r.sbatch("alice", 600, "-p", lab.Partition, "-w", fmt.Sprintf("node%d", i), "--mem=60000"))
 	}
+	r.waitFor("the memory blockers running", time.Minute, func() bool {
+		time.Sleep(200 * time.Millisecond)
+		return len(strings.Fields(r.run(append([]string{"squeue", "-h", "-t", "R", "-o", "%i", "-j"}, strings.Join(blockers, ","))...))) == len(blockers)
+	})
 	named := r.sbatch("bob", 20, "-N", "2", fmt.Sprintf("--gres=gpu:%d", g), "--mem=8000", "--comment", "asrpt:model=gpt2-1.5b")
 	plain := r.sbatch("bob", 20, "--gres=gpu:1", "--mem=8000")
 	ctx := context.Background()

@@ -55,7 +55,7 @@ func checkConfig(cfg sidecar.Config, err error, path string, stdout io.Writer) e
 		fmt.Fprintf(stdout, "%s: warning: %s\n", path, w)
 	}
 	if n > 0 {
-		return fmt.Errorf("%s: %d problems", path, n)
+		return fmt.Errorf("%s: %s", path, plural(n, "problem"))
 	}
 	return nil
 }
@@ -167,7 +167,15 @@ func checkOnline(ctx context.Context, cfg sidecar.Config, path string, stdout io
 		problem(key, "%v", err)
 	default:
 		v, _ := client.Ping(cctx)
-		fmt.Fprintf(stdout, "%s: slurmrestd: Slurm %s, API %s, cluster %q\n", path, v.Release, client.APIVersion(), v.Cluster)
+		cluster := fmt.Sprintf("cluster %q", safetext.Escape(v.Cluster))
+		if v.Cluster == "" {
+			// v0.0.38 (22.05) does not report it: slurm.conf's name.
+			cluster = "cluster not reported by the REST API"
+			if sc, err := slurmconf.Load(cfg.Slurm.ConfDir, slurmconf.Options{}); err == nil && sc.Slurm.ClusterName != "" {
+				cluster = fmt.Sprintf("cluster %q (slurm.conf's ClusterName; REST API %s does not report it)", safetext.Escape(sc.Slurm.ClusterName), client.APIVersion())
+			}
+		}
+		fmt.Fprintf(stdout, "%s: slurmrestd: Slurm %s, API %s, %s\n", path, v.Release, client.APIVersion(), cluster)
 		line, bad := siteFactorSupport(cfg, client.SupportsSiteFactor(), fmt.Sprintf("Slurm %s (REST API %s)", v.Release, client.APIVersion()))
 		fmt.Fprintf(stdout, "%s: %s\n", path, line)
 		if bad {

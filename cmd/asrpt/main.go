@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/asrpt/asrpt/internal/buildinfo"
@@ -85,12 +86,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "asrpt %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "asrpt %s: %s\n", args[0], errorText(args[0], err))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "asrpt %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "asrpt %s: %s\n", args[0], errorText(args[0], err))
 		return 1
 	}
+}
+
+// errorText is err's message without a leading "cmd: ", which a package
+// of the same name as the command puts there ("asrpt sidecar: sidecar:
+// …" said it twice).
+func errorText(cmd string, err error) string {
+	return strings.TrimPrefix(err.Error(), cmd+": ")
+}
+
+// plural is n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // newFlagSet returns a flag set for a subcommand that reports errors as

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -79,5 +80,23 @@ func TestSidecarCheck(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "ok (2 nodes, 8 GPUs") {
 		t.Errorf("output %q", out.String())
+	}
+	// Factor mode (the default): the release cannot be told offline.
+	if !strings.Contains(out.String(), `warning: sidecar.write_mode = "factor" needs Slurm 24.11 or later`) {
+		t.Errorf("offline check of factor mode does not say the release is unchecked:\n%s", out.String())
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	if got := errorText("sidecar", errors.New("sidecar: cluster model: x")); got != "cluster model: x" {
+		t.Errorf("errorText = %q", got)
+	}
+	if got := errorText("plan", errors.New("sidecar: x")); got != "sidecar: x" {
+		t.Errorf("errorText of another prefix = %q", got)
+	}
+	for n, want := range map[int]string{0: "0 problems", 1: "1 problem", 2: "2 problems"} {
+		if got := plural(n, "problem"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -51,9 +51,15 @@ func runSidecar(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cfg.Slurm.ConfDir = *slurmConf
 		}
 		cerr := checkConfig(cfg, err, *path, stdout)
+		if !*online && err == nil && cfg.WriteMode == sidecar.WriteFactor && !cfg.PriorityFallback {
+			// slurm.conf does not say the release; only slurmrestd does.
+			fmt.Fprintf(stdout, "%s: warning: sidecar.write_mode = \"factor\" needs Slurm 24.11 or later (a REST API that writes "+
+				"site factors); the release is not checked offline: asrpt sidecar --check --online asks slurmrestd "+
+				"(on 22.05–23.11 the sidecar refuses to start unless sidecar.priority_fallback = true)\n", *path)
+		}
 		if *online && err == nil {
 			if n := checkOnline(ctx, cfg, *path, stdout, time.Now()); n > 0 {
-				return errors.Join(cerr, fmt.Errorf("%s: %d problems online", *path, n))
+				return errors.Join(cerr, fmt.Errorf("%s: %s online", *path, plural(n, "problem")))
 			}
 		}
 		return cerr
