@@ -8,7 +8,7 @@ import (
 
 // jobStates are the keys of CycleReport.Jobs, each exported as a gauge
 // (0 when the cycle saw no such job).
-var jobStates = []string{"pending", "running", "held", "out_of_scope", "managed", "dispatched", "hands_off", "held_back"}
+var jobStates = []string{"pending", "running", "held", "out_of_scope", "managed", "dispatched", "hands_off", "held_back", "standing"}
 
 // CycleReport is what one cycle saw and did.
 type CycleReport struct {

@@ -62,7 +62,7 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 		s.incident("placement", errs[0])
 	}
 	rep.Released = s.countReleases()
-	ranked := s.rank()
+	ranked := s.withStanding(s.rank())
 	ds := make([]decision, len(ranked))
 	if s.mode == WriteFactor {
 		s.factors = policy.SiteFactors(len(ranked), s.cfg.SiteFactorMax, s.factors)

@@ -84,7 +84,7 @@
 //
 // Never written: jobs out of scope (partition, QOS, account; a job
 // submitted to several partitions is in scope when each of them is), held
-// jobs, running jobs, jobs without GPUs or larger than the cluster, tasks
+// jobs, running jobs, tasks
 // split off a job array and heterogeneous job components other than the
 // leader (the unit is written through its remainder or leader), an array
 // running as many tasks as its throttle allows, a heterogeneous job with a
@@ -94,6 +94,30 @@
 // all the time, and no REST API shows a job's site factor: an admin's
 // explicit priority then simply wins, as it overrides the factor). The
 // plan lists each pending job left alone with the reason.
+//
+// # Jobs asrpt does not rank keep their standing
+//
+// A pending job in scope that asrpt does not rank because it has no GPUs
+// (CPU-only) or asks for more than the cluster still competes with the
+// managed jobs for nodes, and asrpt's values would put every managed job
+// ahead of it (priority mode: absolute priorities far above multifactor's;
+// factor mode: site factors it lacks). Each such job keeps its standing
+// (standing.go): it is put in the written order after exactly as many
+// managed jobs as Slurm's own order (priority without asrpt's values, then
+// submit time, then id) puts ahead of it, and is written the priority or
+// site factor of that place, never a node list. The plan shows it as
+// stage "standing"; asrpt_jobs{state="standing"} counts them.
+//
+// # Jobs Slurm holds back
+//
+// A job whose pending reason is not one of resources or its turn
+// (Reason=Dependency, BeginTime, a QOS or association limit, Reservation,
+// a partition down, ...; or, before Slurm's first pass over a new job, a
+// dependency still listed or an eligible time to come) is ranked in the
+// policy with its virtual progress, so that it is in order the moment it
+// can start, but never dispatched, never given a node list, and holds no
+// GPUs (policy.Task.Blocked). A dispatched job that Slurm then holds back
+// gives its GPUs up and is ranked again.
 //
 // # Job arrays, heterogeneous jobs, partitions
 //

@@ -75,6 +75,16 @@ type entry struct {
 	// each back to 0.
 	hetFactor []string
 	handsOff  bool // an admin changed the priority asrpt wrote
+	// standing: a pending job in scope that asrpt does not rank (no GPUs,
+	// larger than the cluster) but whose standing it keeps: it is placed
+	// in the written order where Slurm's own priority puts it among the
+	// managed jobs (withStanding), and written a priority or site factor
+	// for that place only; never dispatched, never given a node list.
+	standing bool
+	// base is the job's priority in Slurm when asrpt first saw it, before
+	// any write of asrpt's: its own standing in priority mode, where asrpt's
+	// priorities hide what the priority plugin would give it.
+	base uint32
 	// heldBack is Slurm's pending reason when it holds the job back this
 	// cycle for something other than resources and priority (heldBack):
 	// the job is ranked but never dispatched (policy.Task.Blocked).

@@ -25,7 +25,9 @@ type PlanRow struct {
 	// seconds; 0 once released.
 	VirtualRemaining float64 `json:"virtual_remaining_s"`
 	// Stage is dispatched (its turn has come: nodes chosen), released
-	// (waiting for GPUs), waiting (on the virtual machine) or left_alone.
+	// (waiting for GPUs), waiting (on the virtual machine), standing (a job
+	// asrpt does not rank, kept at its place in Slurm's own order) or
+	// left_alone.
 	Stage string `json:"stage"`
 	// Rank is the 1-based position in the order.
 	Rank int `json:"rank"`
@@ -100,6 +102,9 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			if e.placed && e.task != nil {
 				r.Alpha, _ = s.env.Placer.AlphaOf(e.task.Prof, &e.place)
 			}
+		case e.standing:
+			r.Stage = "standing"
+			r.Note = "not ranked by asrpt (" + e.why + "): kept where Slurm's own priority puts it among the managed jobs"
 		case s.high(e):
 			r.Stage = "released"
 		default:

@@ -60,9 +60,14 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 		if e == nil {
 			if ok, why := s.eligible(sj, nil); ok {
-				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: s.view.heldBack(sj)}
+				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: s.view.heldBack(sj), base: sj.Priority}
 				s.entries[sj.ID] = e
 				arrivals = append(arrivals, e)
+			} else if s.standable(sj, why) {
+				e = &entry{id: sj.ID, sj: sj, ph: phIdle, why: why, standing: true, heldBack: s.view.heldBack(sj),
+					base: sj.Priority, ownNodes: len(sj.RequiredNodes) > 0}
+				s.entries[sj.ID] = e
+				s.dirty = true
 			} else if why == "out of scope" {
 				rep.Jobs["out_of_scope"]++
 			}
@@ -154,6 +159,9 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		if e.heldBack != "" && e.task != nil {
 			rep.Jobs["held_back"]++
 		}
+		if e.standing && e.sj != nil {
+			rep.Jobs["standing"]++
+		}
 		switch {
 		case e.handsOff:
 			rep.Jobs["hands_off"]++
@@ -185,6 +193,7 @@ func toJob(sj *slurmclient.Job) job.Job {
 
 // arrive predicts e and hands it to the policy.
 func (s *Sidecar) arrive(t float64, e *entry) bool {
+	e.standing = false
 	e.job = toJob(e.sj)
 	e.job.GPUs = s.view.gpus(e.sj)
 	e.tasks = e.sj.Array.Tasks

@@ -213,7 +213,7 @@ func TestRunOnce(t *testing.T) {
 			},
 		},
 		{
-			name: "out of scope, held, running and CPU jobs untouched",
+			name: "out of scope, held and running jobs untouched; a CPU-only job in scope keeps its standing",
 			busy: true,
 			setup: func(h *harness) {
 				h.fake.Submit(pend("1", "short", 1, t0))
@@ -235,11 +235,19 @@ func TestRunOnce(t *testing.T) {
 			check: func(t *testing.T, h *harness) {
 				rep := h.cycle(t0.Add(time.Minute))
 				for _, w := range h.fake.Writes() {
-					if w.JobID != "1" {
+					if w.JobID != "1" && w.JobID != "5" {
 						t.Errorf("wrote to job %s: %v", w.JobID, w)
 					}
+					if w.JobID == "5" && (w.Update.Priority == nil || w.Update.RequiredNodes != nil) {
+						t.Errorf("CPU-only job written %v, want its priority only", w)
+					}
 				}
-				if rep.Jobs["held"] != 1 || rep.Jobs["running"] != 1 || rep.Jobs["managed"] != 1 {
+				// Submitted with job 1 and after it by id: behind it, as in
+				// Slurm's own order.
+				if p := h.priorities("1", "5"); p[0] <= p[1] || p[1] == 0 {
+					t.Errorf("priorities of job 1 and the CPU-only job 5: %v", p)
+				}
+				if rep.Jobs["held"] != 1 || rep.Jobs["running"] != 1 || rep.Jobs["managed"] != 1 || rep.Jobs["standing"] != 1 {
 					t.Errorf("jobs by state %v", rep.Jobs)
 				}
 			},

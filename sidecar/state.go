@@ -79,6 +79,11 @@ type savedJob struct {
 	// HetSiteFactor lists the components of a heterogeneous job, other
 	// than its leader, that asrpt wrote a site factor to.
 	HetSiteFactor []string `json:"het_site_factor,omitempty"`
+	// Standing marks a job asrpt does not rank but keeps at its place in
+	// Slurm's own order; BasePriority is the priority it (or any job) had
+	// when asrpt first saw it.
+	Standing     bool   `json:"standing,omitempty"`
+	BasePriority uint32 `json:"base_priority,omitempty"`
 	// MayFactor and MayPriority: a site factor (other than 0) or a
 	// priority was recorded here before it was sent and its outcome may
 	// be unknown; a giveback undoes it whatever the value (entry.mayFactor,
@@ -193,7 +198,8 @@ func (s *Sidecar) stateToSave() *savedState {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
-			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, MayFactor: e.mayFactor, MayPriority: e.mayPrio, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor}
+			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, MayFactor: e.mayFactor, MayPriority: e.mayPrio, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor,
+			Standing: e.standing, BasePriority: e.base}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
 			sj.Released = !math.IsNaN(e.task.Released)
@@ -241,7 +247,8 @@ func (s *Sidecar) restore(st *savedState) error {
 			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes,
-			mayFactor: sj.MayFactor, mayPrio: sj.MayPriority, hetFactor: sj.HetSiteFactor}
+			mayFactor: sj.MayFactor, mayPrio: sj.MayPriority, hetFactor: sj.HetSiteFactor,
+			standing: sj.Standing && ph == phIdle, base: sj.BasePriority}
 		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
 		e.job.Profile = e.prof.Model
 		if len(sj.Place) > 0 {

@@ -1,0 +1,132 @@
+package sidecar
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// Jobs asrpt does not rank still compete with those it does: a CPU-only
+// job in a partition of GPU jobs waits behind every job Slurm puts ahead
+// of it, and asrpt's values (absolute priorities far above multifactor's,
+// or site factors up to site_factor_max) would put every managed job ahead
+// of it. So each pending job in scope that asrpt does not rank because it
+// has no GPUs, or more than the cluster, keeps its standing: it is given
+// the place in the written order that keeps, ahead of it, as many managed
+// jobs as Slurm's own priority puts ahead of it (the managed jobs ahead
+// are the ones asrpt chooses, their number is Slurm's), and the priority or
+// site factor of that place. It is never dispatched and never pinned.
+// Jobs held, held back (a dependency, a begin time) or whose priority an
+// admin set are left alone; jobs out of scope are never written.
+
+// standable reports whether a job that eligible refused for why keeps its
+// standing through asrpt's writes.
+func (s *Sidecar) standable(sj *slurmclient.Job, why string) bool {
+	switch why {
+	case "no GPUs", "larger than the cluster":
+	default:
+		return false
+	}
+	return sj.Pending() && !sj.Held && s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account)
+}
+
+// ownKey is a job's place in Slurm's own order: priority (without asrpt's
+// values), then submit time, then id.
+type ownKey struct {
+	prio   uint32
+	submit int64
+	id     string
+}
+
+// ahead reports whether Slurm's own order puts a before b.
+func (a ownKey) ahead(b ownKey) bool {
+	if a.prio != b.prio {
+		return a.prio > b.prio
+	}
+	if a.submit != b.submit {
+		return a.submit < b.submit
+	}
+	return compareID(a.id, b.id) < 0
+}
+
+// own returns e's key in Slurm's own order. In factor mode the priority
+// plugin's value less the site factor asrpt wrote; otherwise, or once asrpt
+// has set an explicit priority, the priority the job had when asrpt first
+// saw it.
+func (s *Sidecar) own(e *entry) ownKey {
+	k := ownKey{prio: e.base, id: e.id}
+	if e.sj != nil {
+		k.submit = e.sj.Submit.Unix()
+		if s.mode == WriteFactor && e.prio == 0 && e.sj.Priority >= e.factor {
+			k.prio = e.sj.Priority - e.factor
+		}
+	}
+	return k
+}
+
+// withStanding returns ranked with the standing jobs of this cycle put in
+// (see above): each after the managed jobs Slurm's own order puts ahead of
+// it, in Slurm's own order among themselves.
+func (s *Sidecar) withStanding(ranked []*entry) []*entry {
+	var st []*entry
+	for _, e := range s.entries {
+		if e.standing && e.sj != nil && e.sj.Pending() && !e.sj.Held && e.heldBack == "" && !e.handsOff {
+			st = append(st, e)
+		}
+	}
+	if len(st) == 0 {
+		return ranked
+	}
+	keys := make([]ownKey, len(ranked))
+	for i, e := range ranked {
+		keys[i] = s.own(e)
+	}
+	slices.SortFunc(keys, func(a, b ownKey) int {
+		if a.ahead(b) {
+			return -1
+		}
+		if b.ahead(a) {
+			return 1
+		}
+		return 0
+	})
+	type placed struct {
+		e   *entry
+		k   ownKey
+		pos int
+	}
+	ps := make([]placed, len(st))
+	for i, e := range st {
+		k := s.own(e)
+		pos, _ := slices.BinarySearchFunc(keys, k, func(m, u ownKey) int {
+			if m.ahead(u) {
+				return -1
+			}
+			return 1
+		})
+		ps[i] = placed{e, k, pos}
+	}
+	slices.SortFunc(ps, func(a, b placed) int {
+		if c := cmp.Compare(a.pos, b.pos); c != 0 {
+			return c
+		}
+		if a.k.ahead(b.k) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]*entry, 0, len(ranked)+len(ps))
+	j := 0
+	for i, e := range ranked {
+		for j < len(ps) && ps[j].pos <= i {
+			out = append(out, ps[j].e)
+			j++
+		}
+		out = append(out, e)
+	}
+	for ; j < len(ps); j++ {
+		out = append(out, ps[j].e)
+	}
+	return out
+}
