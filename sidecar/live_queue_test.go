@@ -194,3 +194,49 @@ func liveHetFactor(t *testing.T, lab *slurmlab.Lab) {
 	l.stop()
 	t.Logf("lab %s: het job %s+%s SITE %d / %d; other job SITE %d", lab.Version, lead, comp, rows[lead].site, rows[comp].site, rows[other].site)
 }
+
+func TestLiveTiers(t *testing.T) {
+	forLabsParallel(t, liveTiers)
+}
+
+// liveTiers: with a job of the urgent partition (PriorityTier 2, node3 and
+// node4) waiting for both its nodes, and node3 the only idle node, a job
+// of the gpu partition (tier 1) is not pinned to node3, where Slurm would
+// not start it before the urgent job; once the urgent job no longer waits,
+// it gets a node list as before.
+func liveTiers(t *testing.T, lab *slurmlab.Lab) {
+	l := newLive(t, lab, "", func(c *Config) { c.Scope.Partitions = []string{lab.Partition} })
+	g := lab.GPUsPerNode
+	var blockers []string
+	for _, n := range []string{"node1", "node2", "node4"} {
+		blockers = append(blockers, l.submitNow("alice", "asrpt-tier-blocker", g, 600, "-w", n))
+	}
+	l.waitFor("the blockers running", time.Minute, func() bool {
+		for _, id := range blockers {
+			if recField(l.show(id), "JobState") != "RUNNING" {
+				return false
+			}
+		}
+		return true
+	})
+	urgent := l.sbatch(false, "bob", "asrpt-tier-urgent", g, 5, "-p", lab.Partition2, "-N", "2")
+	job := l.submitNow("bob", "asrpt-tier-gpu", g, 5)
+	l.start()
+	for range 8 {
+		if s := l.show(urgent); recField(s, "JobState") != "PENDING" {
+			t.Fatalf("lab %s: the urgent job is %s, want it waiting: %s", lab.Version, recField(s, "JobState"), s)
+		}
+		if nl := recField(l.show(job), "ReqNodeList"); nl != "(null)" {
+			t.Fatalf("lab %s: gpu job %s pinned to %s while urgent job %s waits for node3 and node4", lab.Version, job, nl, urgent)
+		}
+		time.Sleep(liveInterval)
+	}
+	// The urgent job gone, node3 is the gpu job's.
+	l.scancel(urgent)
+	l.waitFor("the gpu job placed on node3", 30*time.Second, func() bool {
+		s := l.show(job)
+		return recField(s, "ReqNodeList") == "node3" || recField(s, "NodeList") == "node3"
+	})
+	l.stop()
+	t.Logf("lab %s: gpu job %s kept off node3 while urgent job %s waited; on node3 after", lab.Version, job, urgent)
+}

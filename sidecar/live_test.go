@@ -107,9 +107,15 @@ func newLive(t *testing.T, lab *slurmlab.Lab, url string, mod func(*Config)) *li
 	if err != nil {
 		t.Fatalf("lab %s: client: %v", lab.Version, err)
 	}
-	c, err := slurmconf.LoadCluster(lab.ConfDir)
+	sc, err := slurmconf.Load(lab.ConfDir, slurmconf.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	c := sc.Cluster
+	// The partitions' tiers, as asrpt sidecar reads them from slurm.conf.
+	tiers := map[string]int{}
+	for _, p := range sc.Partitions {
+		tiers[p.Name] = max(p.PriorityTier, 1)
 	}
 	cfg := DefaultConfig()
 	cfg.Slurm.URL, cfg.Slurm.TokenFile = url, l.tokenFile
@@ -124,7 +130,7 @@ func newLive(t *testing.T, lab *slurmlab.Lab, url string, mod func(*Config)) *li
 		mod(&cfg)
 	}
 	l.probe = newProbe(cl)
-	l.s, err = New(cfg, Options{Cluster: c, Slurm: l.probe, Log: zerolog.New(l.log).With().Timestamp().Logger()})
+	l.s, err = New(cfg, Options{Cluster: c, PartitionTiers: tiers, Slurm: l.probe, Log: zerolog.New(l.log).With().Timestamp().Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
