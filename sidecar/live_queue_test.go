@@ -191,8 +191,22 @@ func liveHetFactor(t *testing.T, lab *slurmlab.Lab) {
 		t.Errorf("lab %s: heterogeneous job %s: leader SITE %d priority %d, component %s SITE %d priority %d",
 			lab.Version, lead, rows[lead].site, rows[lead].prio, comp, rows[comp].site, rows[comp].prio)
 	}
+	// With the cluster free, the heterogeneous job starts whole at once
+	// (the head of the order: its components planned together).
+	var blockers []string
+	for _, id := range l.jobs {
+		if id != lead && id != other && recField(l.show(id), "JobState") == "RUNNING" {
+			blockers = append(blockers, id)
+		}
+	}
+	freed := time.Now()
+	l.scancel(blockers...)
+	l.waitFor("both components running", 30*time.Second, func() bool {
+		return recField(l.show(lead), "JobState") == "RUNNING" && recField(l.show(comp), "JobState") == "RUNNING"
+	})
 	l.stop()
-	t.Logf("lab %s: het job %s+%s SITE %d / %d; other job SITE %d", lab.Version, lead, comp, rows[lead].site, rows[comp].site, rows[other].site)
+	t.Logf("lab %s: het job %s+%s SITE %d / %d (other job %d); running %v after the nodes were freed",
+		lab.Version, lead, comp, rows[lead].site, rows[comp].site, rows[other].site, time.Since(freed).Round(100*time.Millisecond))
 }
 
 func TestLiveTiers(t *testing.T) {
