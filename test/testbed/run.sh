@@ -94,19 +94,33 @@ quiet() {
 # submit TAG: submits workload.tsv at its offsets; job ids to $OUT/TAG.ids,
 # the number of jobs (an array counts its tasks) to $OUT/TAG.count.
 submit() {
-	local tag=$1 start now due opts id count=0
+	local tag=$1 start now due opts id count=0 item
+	local -A last=()
 	: >"$OUT/$tag.ids"
 	start=$(date +%s.%N)
-	while IFS=$'\t' read -r offset user name gpus dur array profile; do
+	while IFS=$'\t' read -r offset user name gpus dur array profile extra; do
 		[[ $offset == \#* || -z $offset ]] && continue
 		due=$(awk -v s="$start" -v o="$offset" 'BEGIN{printf "%.3f", s+o}')
 		now=$(date +%s.%N)
 		awk -v d="$due" -v n="$now" 'BEGIN{exit !(d>n)}' && sleep "$(awk -v d="$due" -v n="$now" 'BEGIN{printf "%.3f", d-n}')"
 		if ((gpus > SLURMLAB_GPUS_PER_NODE)); then
 			opts=(-N $((gpus / SLURMLAB_GPUS_PER_NODE)) "--gres=gpu:$SLURMLAB_GPUS_PER_NODE")
+		elif ((gpus == 0)); then
+			opts=(-N 1) # CPU-only: its CPUs come from extra
 		else
 			opts=(-N 1 "--gres=gpu:$gpus")
 		fi
+		local het=()
+		for item in ${extra//,/ }; do
+			case $item in
+			cpus:*) opts+=(-c "${item#cpus:}") ;;
+			dep:*) [[ -n ${last[${item#dep:}]:-} ]] || fail "workload: $name depends on ${item#dep:}, not submitted before"
+				opts+=("--dependency=afterany:${last[${item#dep:}]}") ;;
+			het:*) het=(: -N 1 "--gres=gpu:${item#het:}" -t 5)
+				count=$((count + 1)) ;; # accounting lists each component
+			*) fail "workload: unknown extra $item" ;;
+			esac
+		done
 		if [[ -n ${profile:-} && $profile != - ]]; then
 			opts+=(--comment "asrpt:model=$profile")
 		fi
@@ -117,8 +131,9 @@ submit() {
 			count=$((count + 1))
 		fi
 		id=$("${LABSH[@]}" as "$LAB" "$user" sbatch --parsable -D /tmp -o /dev/null -t 5 -J "$name" \
-			"${opts[@]}" --wrap "sleep $dur") || fail "sbatch ($user $name)"
+			"${opts[@]}" "${het[@]}" --wrap "sleep $dur") || fail "sbatch ($user $name)"
 		echo "${id%%;*}" >>"$OUT/$tag.ids"
+		last[$name]=${id%%;*}
 	done <"$WL"
 	echo "$count" >"$OUT/$tag.count"
 }
@@ -248,11 +263,35 @@ profiled=$(awk -F'\t' '!/^#/ && NF >= 7 && $7 != "-" { print $3 }' "$WL" | sort 
 say "profiled jobs and their nodes ($OUT/placements.tsv):"
 column -t -s$'\t' "$OUT/placements.tsv" >&2 || cat "$OUT/placements.tsv" >&2
 
+# Waits by kind of job, Slurm alone beside the sidecar, from accounting:
+# the jobs asrpt ranks, the CPU-only jobs it keeps at their standing, the
+# jobs that wait for a dependency (ranked, never dispatched while held back)
+# and the heterogeneous jobs (each component carries the same value).
+kinds() {
+	awk -F'\t' '!/^#/ && NF >= 5 { k = "managed"
+	  if ($4 == 0) k = "cpu_only"; else if ($8 ~ /dep:/) k = "dependent"; else if ($8 ~ /het:/) k = "het"
+	  print $3 "\t" k }' "$WL" | sort -u
+}
+kinds >"$OUT/kinds.tsv"
+{
+	printf 'kind\tjobs\tslurm_avg_wait_s\tasrpt_avg_wait_s\tslurm_max_wait_s\tasrpt_max_wait_s\n'
+	awk -F'|' 'FNR == 1 { f++ }
+		f == 1 { split($0, a, "\t"); kind[a[1]] = a[2]; next }
+		{ k = kind[$3]; if (k == "") k = "managed"; w = $6 - $5; tag = f == 2 ? "slurm" : "asrpt"
+		  n[k, tag]++; s[k, tag] += w; if (w > m[k, tag]) m[k, tag] = w; ks[k] = 1 }
+		END { for (k in ks) printf "%s\t%d\t%.1f\t%.1f\t%d\t%d\n", k, n[k, "slurm"], s[k, "slurm"] / n[k, "slurm"],
+		      s[k, "asrpt"] / n[k, "asrpt"], m[k, "slurm"], m[k, "asrpt"] }' "$OUT/kinds.tsv" "$OUT/slurm.sacct" "$OUT/asrpt.sacct" | sort
+} >"$OUT/waits.tsv" || fail "waits by kind"
+say "waits by kind ($OUT/waits.tsv):"
+column -t -s$'\t' "$OUT/waits.tsv" >&2 || cat "$OUT/waits.tsv" >&2
+
 # --- Replay of the same workload -------------------------------------------
 # An array's tasks are jobs of their own, all submitted at once (the replay
-# knows no throttle).
+# knows no throttle); a heterogeneous job is one job of all its GPUs; the
+# replay knows no dependencies, and schedules GPUs only (no CPU-only jobs).
 awk -F'\t' 'BEGIN { print "id,submit,user,name,gpus,run_time,time_limit" }
-	!/^#/ && NF >= 5 { k = NF >= 6 && $6 != "-" ? $6 + 0 : 1
+	!/^#/ && NF >= 5 && $4 > 0 { k = NF >= 6 && $6 != "-" ? $6 + 0 : 1
+	  if ($8 ~ /het:/) { h = $8; sub(/.*het:/, "", h); $4 += h + 0 }
 	  for (i = 0; i < k; i++) printf "%d,%s,%s,%s,%d,%s,300\n", ++n, $1, $2, $3, $4, $5 }' "$WL" >"$OUT/workload.csv"
 "$ASRPT" replay --trace "$OUT/workload.csv" --nodes "$SLURMLAB_NODES" --gpus-per-node "$SLURMLAB_GPUS_PER_NODE" \
 	--policies backfill,asrpt,asrpt-oracle --predictor mean --progress never --out "$OUT/replay.json" \
