@@ -536,11 +536,13 @@ func TestLiveFaults(t *testing.T) {
 }
 
 // faultProxy is an httptest server in front of the lab's slurmrestd that,
-// while mode is set, answers the job list itself: "500 with errors[]" or
-// "malformed body" (a truncated 200).
+// while mode is set, answers the job list itself: "500 with errors[]",
+// "malformed body" (a truncated 200) or "empty list" (a 200 with no jobs,
+// as a restarting slurmctld can answer, for the next empties lists).
 type faultProxy struct {
 	*httptest.Server
-	mode atomic.Value
+	mode    atomic.Value
+	empties atomic.Int32
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -560,6 +562,13 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		switch mode {
+		case "empty list":
+			if p.empties.Add(-1) < 0 {
+				p.mode.Store("")
+				rp.ServeHTTP(w, r)
+				return
+			}
+			_, _ = io.WriteString(w, `{"jobs":[],"errors":[],"warnings":[]}`)
 		case "500 with errors[]":
 			w.WriteHeader(http.StatusInternalServerError)
 			_, _ = io.WriteString(w, `{"meta":{},"errors":[{"error_number":1011,"error":"Unable to contact slurm controller (connect failure)","description":"injected by the test","source":"slurm_load_jobs"}],"warnings":[]}`)
