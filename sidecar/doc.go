@@ -102,10 +102,11 @@
 // managed jobs for nodes, and asrpt's values would put every managed job
 // ahead of it (priority mode: absolute priorities far above multifactor's;
 // factor mode: site factors it lacks). Each such job keeps its standing
-// (standing.go): it is put in the written order after exactly as many
-// managed jobs as Slurm's own order (priority without asrpt's values, then
-// submit time, then id) puts ahead of it, and is written the priority or
-// site factor of that place, never a node list. The plan shows it as
+// (standing.go): it is put in the written order just ahead of the first
+// managed job that Slurm's own order (priority without asrpt's values, then
+// submit time, then id) puts behind it, and is written the priority or
+// site factor of that place, never a node list: no managed job Slurm alone
+// would start after it gets a higher value. The plan shows it as
 // stage "standing"; asrpt_jobs{state="standing"} counts them.
 //
 // # Jobs Slurm holds back

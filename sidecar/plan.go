@@ -104,7 +104,7 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			}
 		case e.standing:
 			r.Stage = "standing"
-			r.Note = "not ranked by asrpt (" + e.why + "): kept where Slurm's own priority puts it among the managed jobs"
+			r.Note = "not ranked by asrpt (" + e.why + "): ahead of every managed job Slurm's own order puts behind it"
 		case s.high(e):
 			r.Stage = "released"
 		default:

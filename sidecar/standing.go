@@ -12,11 +12,19 @@ import (
 // of it, and asrpt's values (absolute priorities far above multifactor's,
 // or site factors up to site_factor_max) would put every managed job ahead
 // of it. So each pending job in scope that asrpt does not rank because it
-// has no GPUs, or more than the cluster, keeps its standing: it is given
-// the place in the written order that keeps, ahead of it, as many managed
-// jobs as Slurm's own priority puts ahead of it (the managed jobs ahead
-// are the ones asrpt chooses, their number is Slurm's), and the priority or
-// site factor of that place. It is never dispatched and never pinned.
+// has no GPUs, or more than the cluster, keeps its standing: it is put in
+// the written order just ahead of the first managed job (in asrpt's order)
+// that Slurm's own order puts behind it, and given the priority or site
+// factor of that place. Then no managed job that Slurm alone would start
+// after it gets a higher value than it: in priority mode it has at most as
+// many managed jobs ahead as with Slurm alone; in factor mode a managed job
+// behind it in Slurm's own order has both a lower multifactor priority and
+// a site factor no higher than its own. (Keeping only the number of jobs
+// ahead, with the place after as many managed jobs as Slurm puts ahead,
+// was measured first: in factor mode the jobs asrpt ranked ahead of it
+// could outrank it on top of those multifactor already put ahead, and
+// whole-node CPU-only jobs on the testbed waited longer than with Slurm
+// alone.) It is never dispatched and never pinned.
 // Jobs held, held back (a dependency, a begin time) or whose priority an
 // admin set are left alone; jobs out of scope are never written.
 
@@ -66,8 +74,10 @@ func (s *Sidecar) own(e *entry) ownKey {
 }
 
 // withStanding returns ranked with the standing jobs of this cycle put in
-// (see above): each after the managed jobs Slurm's own order puts ahead of
-// it, in Slurm's own order among themselves.
+// (see above): each just ahead of the first job of ranked that Slurm's own
+// order puts behind it (at the end when there is none), in Slurm's own
+// order among themselves. Work: O((n + m) log n) for n ranked and m
+// standing jobs.
 func (s *Sidecar) withStanding(ranked []*entry) []*entry {
 	var st []*entry
 	for _, e := range s.entries {
@@ -78,19 +88,30 @@ func (s *Sidecar) withStanding(ranked []*entry) []*entry {
 	if len(st) == 0 {
 		return ranked
 	}
-	keys := make([]ownKey, len(ranked))
-	for i, e := range ranked {
-		keys[i] = s.own(e)
+	// The ranked jobs in Slurm's own order, and from each of them on the
+	// smallest rank in asrpt's order.
+	type ranked1 struct {
+		k    ownKey
+		rank int
 	}
-	slices.SortFunc(keys, func(a, b ownKey) int {
-		if a.ahead(b) {
+	own := make([]ranked1, len(ranked))
+	for i, e := range ranked {
+		own[i] = ranked1{s.own(e), i}
+	}
+	slices.SortFunc(own, func(a, b ranked1) int {
+		if a.k.ahead(b.k) {
 			return -1
 		}
-		if b.ahead(a) {
+		if b.k.ahead(a.k) {
 			return 1
 		}
 		return 0
 	})
+	first := make([]int, len(own)+1) // first[j]: min rank of own[j:]
+	first[len(own)] = len(ranked)
+	for j := len(own) - 1; j >= 0; j-- {
+		first[j] = min(first[j+1], own[j].rank)
+	}
 	type placed struct {
 		e   *entry
 		k   ownKey
@@ -99,13 +120,14 @@ func (s *Sidecar) withStanding(ranked []*entry) []*entry {
 	ps := make([]placed, len(st))
 	for i, e := range st {
 		k := s.own(e)
-		pos, _ := slices.BinarySearchFunc(keys, k, func(m, u ownKey) int {
-			if m.ahead(u) {
+		// own[j:] are the ranked jobs Slurm's own order puts behind e.
+		j, _ := slices.BinarySearchFunc(own, k, func(m ranked1, u ownKey) int {
+			if m.k.ahead(u) {
 				return -1
 			}
 			return 1
 		})
-		ps[i] = placed{e, k, pos}
+		ps[i] = placed{e, k, first[j]}
 	}
 	slices.SortFunc(ps, func(a, b placed) int {
 		if c := cmp.Compare(a.pos, b.pos); c != 0 {
