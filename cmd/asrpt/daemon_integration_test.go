@@ -89,6 +89,15 @@ func TestDaemon(t *testing.T) {
 	}
 	write("")
 
+	// A fresh plan before the daemon runs reads Slurm and leaves nothing
+	// in the state directory (no state, no lock, no token file).
+	if out, err := exec.Command(bin, "plan", "--fresh", "--config", conf).CombinedOutput(); err != nil {
+		t.Fatalf("asrpt plan --fresh: %v\n%s", err, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "state.json*")); len(left) > 0 {
+		t.Errorf("asrpt plan --fresh left %v behind", left)
+	}
+
 	sock := filepath.Join(dir, "notify")
 	ln, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
 	if err != nil {
