@@ -84,6 +84,42 @@ func (s *Sidecar) holdSuspect(jobs []slurmclient.Job, why error) {
 	}
 }
 
+// maxLostAge bounds, in seconds, how long a job that may hold a value of
+// asrpt's (a site factor, a priority, a node list) is kept once it has been
+// missing from absentCycles job lists with no accounting record of its end:
+// a week. Until then it stays tracked (out of the policy, parked with its
+// virtual work) so that a giveback can still undo what asrpt wrote, and it
+// rejoins where it was if it shows up again; accounting reporting its end
+// lets it go at once.
+const maxLostAge = 7 * 24 * 3600
+
+// holdsWrites reports whether asrpt may have left a value on e that a
+// giveback would undo.
+func (e *entry) holdsWrites() bool {
+	return e.prio != 0 || e.factor != 0 || e.mayFactor || e.mayPrio || (e.wroteNodes && !e.ownNodes) || len(e.hetFactor) > 0
+}
+
+// keepLost reports whether e, missing from absentCycles lists, is kept
+// (see maxLostAge) rather than taken for finished; a kept job leaves the
+// policy once, parked if it was waiting, and gets no writes.
+func (s *Sidecar) keepLost(t float64, e *entry) bool {
+	if s.ended[e.id] || !e.lastPending || !e.holdsWrites() {
+		return false
+	}
+	if e.lostSince == 0 {
+		e.lostSince = t
+		switch e.ph {
+		case phQueued:
+			s.withdraw(t, e, "missing from the job list", true)
+		case phDispatched, phRunning:
+			s.leavePolicy(t, e, "missing from the job list")
+		}
+		s.dirty = true
+		s.log.Warn().Str("job", e.id).Msg("job missing from the job list with values of asrpt's on it; kept for giveback until accounting reports its end")
+	}
+	return t-e.lostSince < maxLostAge
+}
+
 // gone reports whether absent tracked job e is to be taken for finished:
 // accounting reported its end, or it has been missing from absentCycles
 // lists in a row (counting this one). A job whose record the client

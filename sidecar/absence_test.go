@@ -172,12 +172,15 @@ func TestSuspectJobList(t *testing.T) {
 			}
 			checkGiveback(t, h, h.cfg.StateFile, "1", "2", "3", "4", "5", "6")
 
-			// The queue really empties: accepted absentCycles lists later.
+			// The queue really empties (accounting shows the jobs ended):
+			// accepted, with nothing kept. (Jobs holding asrpt's values
+			// that vanish with no accounting record are kept for giveback:
+			// TestJobMissingFromOneList.)
 			for _, id := range []string{"1", "2", "3", "4", "5", "6"} {
-				h.fake.Cancel(id)
+				h.fake.Finish(id, 0, at(absentCycles+1).Sub(t0)) // ended at the last cycle
 			}
 			for i := range absentCycles {
-				h.cycle(at(absentCycles + 2 + i))
+				h.cycle(at(absentCycles + 2 + i).Add(accountingLag + time.Second))
 			}
 			if len(h.s.entries) != 0 {
 				t.Errorf("still tracked after %d empty lists: %v", absentCycles, tracked(h.s))
@@ -266,14 +269,29 @@ func TestJobMissingFromOneList(t *testing.T) {
 		t.Errorf("job 3 back: arrived %d, seq %d (was %d)", rep.Arrived, h.s.entries["3"].seq, seq)
 	}
 
-	// Missing for absentCycles lists: let go.
+	// Missing for absentCycles lists while it holds asrpt's site factor:
+	// out of the policy, parked, but kept for giveback (keepLost); back in
+	// the list, it rejoins with its sequence number.
 	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
 	for i := range absentCycles {
 		h.cycle(at(absentCycles + 1 + i))
 	}
-	if e := h.s.entries["3"]; e != nil {
-		t.Errorf("job 3 kept after %d lists without it: %+v", absentCycles, e)
+	if e := h.s.entries["3"]; e == nil || e.ph != phIdle || !e.parked || e.seq != seq {
+		t.Fatalf("job 3 after %d lists without it, holding a site factor: %+v", absentCycles, e)
 	}
+	st, err := readState(h.cfg.StateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(st.Jobs, func(j savedJob) bool { return j.Job.ID == "3" }); i < 0 || st.Jobs[i].SiteFactor == 0 && !st.Jobs[i].MayFactor {
+		t.Errorf("the state file lost job 3's site factor: %+v", st.Jobs)
+	}
+	f.set(nil)
+	if h.cycle(at(2*absentCycles + 1)); h.s.entries["3"].ph != phQueued || h.s.entries["3"].seq != seq {
+		t.Errorf("job 3 back after being lost: %+v", h.s.entries["3"])
+	}
+	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
+	h.fake.Cancel("3")
 
 	// Accounting shows job 4 ended: let go on the first list without it.
 	f.set(nil)

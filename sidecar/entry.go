@@ -75,6 +75,13 @@ type entry struct {
 	// each back to 0.
 	hetFactor []string
 	handsOff  bool // an admin changed the priority asrpt wrote
+	// lostSince is the cycle time (Unix seconds) from which e, holding
+	// values of asrpt's, has been missing from the job list for longer than
+	// absentCycles lists (keepLost); 0 while it is listed.
+	lostSince float64
+	// lastPending: the last job list that showed e showed it pending (a job
+	// last seen running holds nothing a giveback could undo).
+	lastPending bool
 	// standing: a pending job in scope that asrpt does not rank (no GPUs,
 	// larger than the cluster) but whose standing it keeps: it is placed
 	// in the written order where Slurm's own priority puts it among the

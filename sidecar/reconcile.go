@@ -60,12 +60,12 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		}
 		if e == nil {
 			if ok, why := s.eligible(sj, nil); ok {
-				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: s.view.heldBack(sj), base: sj.Priority}
+				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: s.view.heldBack(sj), base: sj.Priority, lastPending: true}
 				s.entries[sj.ID] = e
 				arrivals = append(arrivals, e)
 			} else if s.standable(sj, why) {
 				e = &entry{id: sj.ID, sj: sj, ph: phIdle, why: why, standing: true, heldBack: s.view.heldBack(sj),
-					base: sj.Priority, ownNodes: len(sj.RequiredNodes) > 0}
+					base: sj.Priority, ownNodes: len(sj.RequiredNodes) > 0, lastPending: true}
 				s.entries[sj.ID] = e
 				s.dirty = true
 			} else if why == "out of scope" {
@@ -73,7 +73,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			}
 			continue
 		}
-		e.sj, e.absent = sj, 0
+		e.sj, e.absent, e.lostSince, e.lastPending = sj, 0, 0, sj.Pending()
 		delete(s.ended, sj.ID)
 		e.heldBack = s.view.heldBack(sj)
 		if !sj.Pending() {
@@ -137,6 +137,9 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 	}
 	for _, e := range s.entries {
 		if e.sj == nil && s.gone(e) {
+			if s.keepLost(t, e) {
+				continue
+			}
 			s.vanish(t, e)
 		}
 	}
