@@ -240,8 +240,13 @@ func liveMixedQueue(t *testing.T, lab *slurmlab.Lab) {
 			t.Errorf("lab %s: urgent job ran on %s", lab.Version, row.nodes)
 		}
 	}
-	if n := r.probe.writesTo(cpu); n != 0 {
-		t.Errorf("lab %s: %d writes to the CPU-only job", lab.Version, n)
+	// The CPU-only job keeps its standing (a priority or site factor at
+	// its place in Slurm's own order, standing.go), never a node list.
+	r.probe.mu.Lock()
+	pins := r.probe.pins[cpu]
+	r.probe.mu.Unlock()
+	if pins != 0 {
+		t.Errorf("lab %s: %d node lists sent to the CPU-only job", lab.Version, pins)
 	}
 
 	// slurmctld's own record of every update.
