@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,14 +56,12 @@ func (c *v0038) Ping(ctx context.Context) (Version, error) {
 }
 
 func (c *v0038) Jobs(ctx context.Context) ([]Job, error) {
-	var r api.V0038JobsResponse
-	if err := c.call(ctx, "GET", p38+"/jobs", nil, nil, nil, &r); err != nil {
-		return nil, err
-	}
-	recs := slices.DeleteFunc(deref(r.Jobs), func(j api.V0038JobResponseProperties) bool {
-		return !active(strings.ToUpper(deref(j.JobState)))
-	})
-	return parseJobs("GET "+p38+"/jobs", recs, job38)
+	return getJobs(ctx, &c.rest, p38+"/jobs",
+		func(j *api.V0038JobResponseProperties) bool {
+			st := strings.ToUpper(deref(j.JobState))
+			return st == "" || active(st)
+		},
+		job38, func(j *api.V0038JobResponseProperties) string { return idOf(j.JobId) })
 }
 
 func (c *v0038) Job(ctx context.Context, id string) (Job, error) {

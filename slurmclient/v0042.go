@@ -54,11 +54,8 @@ func (c *v0042) Ping(ctx context.Context) (Version, error) {
 }
 
 func (c *v0042) Jobs(ctx context.Context) ([]Job, error) {
-	var r api.V0042OpenapiJobInfoResp
-	if err := c.call(ctx, "GET", p42+"/jobs", nil, nil, nil, &r); err != nil {
-		return nil, err
-	}
-	return parseJobs("GET "+p42+"/jobs", r.Jobs, job42)
+	return getJobs(ctx, &c.rest, p42+"/jobs", func(j *api.V0042JobInfo) bool { return activeOrUnknown(strs(j.JobState)) },
+		job42, func(j *api.V0042JobInfo) string { return idOf(j.JobId) })
 }
 
 func (c *v0042) Job(ctx context.Context, id string) (Job, error) {

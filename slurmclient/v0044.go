@@ -54,11 +54,8 @@ func (c *v0044) Ping(ctx context.Context) (Version, error) {
 }
 
 func (c *v0044) Jobs(ctx context.Context) ([]Job, error) {
-	var r api.V0044OpenapiJobInfoResp
-	if err := c.call(ctx, "GET", p44+"/jobs", nil, nil, nil, &r); err != nil {
-		return nil, err
-	}
-	return parseJobs("GET "+p44+"/jobs", r.Jobs, job44)
+	return getJobs(ctx, &c.rest, p44+"/jobs", func(j *api.V0044JobInfo) bool { return activeOrUnknown(strs(j.JobState)) },
+		job44, func(j *api.V0044JobInfo) string { return idOf(j.JobId) })
 }
 
 func (c *v0044) Job(ctx context.Context, id string) (Job, error) {
