@@ -7,12 +7,19 @@ package sidecar
 // slurmctld can answer) neither renumbers nor drops the jobs asrpt wrote
 // to, and a giveback afterwards restores every one of them, checked from
 // Slurm's own records (sprio's SITE column in factor mode, 24.11 and
-// 26.05; the priority outside asrpt's bands in priority mode, 22.05).
+// 26.05; the priority outside asrpt's bands in priority mode, 22.05); and
+// with the state directory full (a small tmpfs), no write reaches Slurm
+// until the state can be saved again, and a giveback afterwards restores
+// every job (TestLiveFullDisk; it mounts a tmpfs, so it needs root, as the
+// labs do).
 //
-//	SLURMLAB_LABS="22.05 24.11 26.05" go test -tags integration -count=1 -run TestLiveEmptyList -v ./sidecar/
+//	SLURMLAB_LABS="22.05 24.11 26.05" go test -tags integration -count=1 -run 'TestLive(EmptyList|FullDisk)' -v ./sidecar/
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,4 +133,102 @@ func TestLiveEmptyList(t *testing.T) {
 		t.Logf("lab %s (%s mode): %d jobs kept through two empty lists, %d handed back: %s", lab.Version, mode,
 			len(pending), len(rep.Returned), strings.Join(rep.Returned, " "))
 	})
+}
+
+func TestLiveFullDisk(t *testing.T) {
+	forLabsParallel(t, liveFullDisk)
+}
+
+// liveFullDisk: with the state directory full (a 64 KiB tmpfs, filled), no
+// write reaches Slurm (a new job gets none), and once there is room again
+// the writes resume; a giveback afterwards restores every job asrpt wrote
+// to, checked from Slurm's records.
+func liveFullDisk(t *testing.T, lab *slurmlab.Lab) {
+	mode := WriteFactor
+	if lab.Version == "22.05" {
+		mode = WritePriority
+	}
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "asrpt-full-disk", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a small tmpfs (root is needed): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	l := newLive(t, lab, "", func(c *Config) {
+		c.WriteMode, c.Scope.Partitions = mode, []string{lab.Partition}
+		c.StateFile = filepath.Join(dir, "state.json")
+	})
+	var blockers []string
+	for range lab.Nodes {
+		blockers = append(blockers, l.submitNow("alice", "asrpt-disk-blocker", lab.GPUsPerNode, 300))
+	}
+	l.waitFor("the blockers running", time.Minute, func() bool {
+		for _, id := range blockers {
+			if recField(l.show(id), "JobState") != "RUNNING" {
+				return false
+			}
+		}
+		return true
+	})
+	first := []string{l.submitNow("bob", "asrpt-disk", 1, 60), l.submitNow("bob", "asrpt-disk", 2, 60)}
+	l.start()
+	l.waitFor("the first writes", 30*time.Second, func() bool { return l.probe.writesTo(first[0])+l.probe.writesTo(first[1]) > 0 })
+	// Fill the state directory.
+	filler := filepath.Join(dir, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := f.Write(make([]byte, 4096)); err != nil {
+			break
+		}
+	}
+	f.Close()
+	late := l.submitNow("bob", "asrpt-disk-late", 1, 60)
+	l.waitFor("writes held while the state cannot be saved", 30*time.Second, func() bool {
+		return testutil.ToFloat64(l.s.m.writesHeld) >= 2
+	})
+	if n := l.probe.writesTo(late); n != 0 {
+		t.Errorf("lab %s: %d writes reached job %s while the state could not be saved", lab.Version, n, late)
+	}
+	// Room again: the writes resume.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	l.waitFor("writes to the late job", 30*time.Second, func() bool { return l.probe.writesTo(late) > 0 })
+	l.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := l.s.Giveback(ctx)
+	if err != nil {
+		t.Fatalf("lab %s: giveback: %v (%+v)", lab.Version, err, rep)
+	}
+	pending := append(first, late)
+	for _, id := range pending {
+		show := l.show(id)
+		p, _ := strconv.ParseUint(recField(show, "Priority"), 10, 32)
+		if HighBand.Contains(uint32(p)) || LowBand.Contains(uint32(p)) {
+			t.Errorf("lab %s: job %s keeps asrpt's priority %d after giveback", lab.Version, id, p)
+		}
+	}
+	if mode == WriteFactor {
+		out, err := lab.Run(ctx, "sprio", "-h", "-o", "%i %S")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && slices.Contains(pending, f[0]) && f[1] != "0" {
+				t.Errorf("lab %s: job %s keeps SITE %s after giveback", lab.Version, f[0], f[1])
+			}
+		}
+	}
+	t.Logf("lab %s (%s mode): %v cycles held their writes while the state directory was full; %d jobs handed back",
+		lab.Version, mode, testutil.ToFloat64(l.s.m.writesHeld), len(rep.Returned))
 }

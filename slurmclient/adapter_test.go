@@ -310,7 +310,11 @@ func TestAdapterErrors(t *testing.T) {
 		{"unknown job", 404, `{"errors":[{"error_number":2017,"error":"Invalid job id specified"}]}`, ErrJobGone},
 		{"truncated", 200, `{"jobs":[{"job_id":1,`, ErrBadResponse},
 		{"not json", 200, `<html>`, ErrBadResponse},
-		{"wrong type", 200, `{"jobs":[{"job_id":"x"}]}`, ErrBadResponse},
+		// A record that does not decode is skipped alone (the list is
+		// read record by record).
+		{"wrong type", 200, `{"jobs":[{"job_id":"x"}]}`, ErrBadRecord},
+		{"jobs not an array", 200, `{"jobs":{"job_id":1}}`, ErrBadResponse},
+		{"data after the object", 200, `{"jobs":[]} {}`, ErrBadResponse},
 		{"no endpoint", 404, `Unable to find requested URL endpoint`, ErrUnsupported},
 		{"malformed query", 400, `Unable to parse query.`, ErrInvalid},
 	}

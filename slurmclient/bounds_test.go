@@ -119,6 +119,15 @@ func TestJobsResponseBounds(t *testing.T) {
 // named in a RecordErrors returned with the other jobs, on every API
 // version; the rest of the list stands. A bad record of a finished job is
 // ignored.
+// floatLit is the JSON number lit, bare (v0.0.38) or as a no-val struct's
+// number.
+func floatLit(v38 bool, lit string) any {
+	if v38 {
+		return json.RawMessage(lit)
+	}
+	return json.RawMessage(`{"set":true,"infinite":false,"number":` + lit + `}`)
+}
+
 func TestBadRecordSkipped(t *testing.T) {
 	type rec = map[string]any
 	for _, r := range releases {
@@ -149,6 +158,10 @@ func TestBadRecordSkipped(t *testing.T) {
 		}{
 			{"array_task_id 4e9", rec{"array_job_id": num(5), "array_task_id": num(4_000_000_000)}},
 			{"TRES count not a number", rec{"tres_req_str": "gres/gpu=lots", "tres_per_node": "gres/gpu:lots"}},
+			// A number in float syntax where an integer is due: the record
+			// does not decode, and is skipped alone (getJobs).
+			{"array_task_id 4e9 as a float literal", rec{"array_job_id": num(5), "array_task_id": floatLit(v38, "4e9")}},
+			{"priority as a string", rec{"priority": "high"}},
 		} {
 			t.Run(r.rel+"/"+c.name, func(t *testing.T) {
 				body, err := json.Marshal(rec{"jobs": []rec{

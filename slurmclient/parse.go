@@ -365,35 +365,63 @@ func (e *RecordErrors) Error() string {
 // Unwrap returns ErrBadRecord.
 func (e *RecordErrors) Unwrap() error { return ErrBadRecord }
 
-// parseJobs converts the records of a job list at op with conv (sharing
-// one budget), keeping the pending and running jobs in id order. A record
-// conv refuses is skipped into a RecordErrors, returned with the jobs,
-// unless it is not pending or running (nothing to manage) or the response
-// passed its budget (the whole response fails).
-func parseJobs[R any](op string, recs []R, conv func(*budget, R) (Job, error)) ([]Job, error) {
-	var out []Job
-	bad := &RecordErrors{Op: op}
-	b := newBudget()
-	for _, r := range recs {
-		j, err := conv(b, r)
-		switch {
-		case err == nil:
-			if active(j.State) {
-				out = append(out, j)
-			}
-		case errors.Is(err, errTooManyNames):
-			return nil, fmt.Errorf("%s: %w", op, err)
-		case j.State != "" && !active(j.State):
-		default:
-			bad.IDs = append(bad.IDs, j.ID)
-			if len(bad.Errs) < maxRecordErrs {
-				bad.Errs = append(bad.Errs, err)
-			}
+// jobList gathers the jobs of one job list at op, record by record,
+// sharing one budget: the pending and running jobs in id order, and the
+// records that could not be used (RecordErrors).
+type jobList struct {
+	op  string
+	b   *budget
+	out []Job
+	bad RecordErrors
+}
+
+func newJobList(op string) *jobList {
+	return &jobList{op: op, b: newBudget(), bad: RecordErrors{Op: op}}
+}
+
+// add takes one record's conversion: a job j, or the error err that made
+// it unusable (with whatever j says, its id, its state). A record that is
+// not pending or running is dropped either way; one past the response's
+// budget fails the whole list (the error add returns).
+func (l *jobList) add(j Job, err error) error {
+	switch {
+	case err == nil:
+		if active(j.State) {
+			l.out = append(l.out, j)
+		}
+	case errors.Is(err, errTooManyNames):
+		return fmt.Errorf("%s: %w", l.op, err)
+	case j.State != "" && !active(j.State):
+	default:
+		l.bad.IDs = append(l.bad.IDs, j.ID)
+		if len(l.bad.Errs) < maxRecordErrs {
+			l.bad.Errs = append(l.bad.Errs, err)
 		}
 	}
-	sortJobs(out)
-	if len(bad.IDs) > 0 {
-		return out, bad
+	return nil
+}
+
+// result returns the jobs in id order, with a RecordErrors when records
+// were skipped.
+func (l *jobList) result() ([]Job, error) {
+	sortJobs(l.out)
+	if len(l.bad.IDs) > 0 {
+		bad := l.bad
+		return l.out, &bad
 	}
-	return out, nil
+	return l.out, nil
+}
+
+// parseJobs converts the records of a job list at op with conv (see
+// jobList): a record conv refuses is skipped into a RecordErrors, returned
+// with the jobs, unless it is not pending or running (nothing to manage)
+// or the response passed its budget (the whole response fails).
+func parseJobs[R any](op string, recs []R, conv func(*budget, R) (Job, error)) ([]Job, error) {
+	l := newJobList(op)
+	for _, r := range recs {
+		if err := l.add(conv(l.b, r)); err != nil {
+			return nil, err
+		}
+	}
+	return l.result()
 }

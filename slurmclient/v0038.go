@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,25 +56,25 @@ func (c *v0038) Ping(ctx context.Context) (Version, error) {
 }
 
 func (c *v0038) Jobs(ctx context.Context) ([]Job, error) {
-	var r api.V0038JobsResponse
-	if err := c.call(ctx, "GET", p38+"/jobs", nil, nil, nil, &r); err != nil {
-		return nil, err
-	}
-	recs := slices.DeleteFunc(deref(r.Jobs), func(j api.V0038JobResponseProperties) bool {
-		return !active(strings.ToUpper(deref(j.JobState)))
-	})
-	return parseJobs("GET "+p38+"/jobs", recs, job38)
+	return getJobs(ctx, &c.rest, p38+"/jobs",
+		func(j *jobRecord38) bool {
+			st := strings.ToUpper(deref(j.JobState))
+			return st == "" || active(st)
+		},
+		job38, func(j *jobRecord38) string { return idOf(j.JobId) })
 }
 
 func (c *v0038) Job(ctx context.Context, id string) (Job, error) {
 	if !jobIDRE.MatchString(id) {
 		return Job{}, fmt.Errorf("job %q: %w: not a job id", id, ErrInvalid)
 	}
-	var r api.V0038JobsResponse
+	var r struct {
+		Jobs []jobRecord38 `json:"jobs"`
+	}
 	if err := c.call(ctx, "GET", p38+"/job/"+id, nil, nil, nil, &r); err != nil {
 		return Job{}, err
 	}
-	for _, j := range deref(r.Jobs) {
+	for _, j := range r.Jobs {
 		if j.JobId != nil && strconv.Itoa(*j.JobId) == id {
 			return job38(newBudget(), j)
 		}
@@ -83,7 +82,7 @@ func (c *v0038) Job(ctx context.Context, id string) (Job, error) {
 	return Job{}, fmt.Errorf("GET %s/job/%s: %w", p38, id, ErrJobGone)
 }
 
-func job38(b *budget, j api.V0038JobResponseProperties) (Job, error) {
+func job38(b *budget, j jobRecord38) (Job, error) {
 	out := Job{
 		ID:         strconv.Itoa(deref(j.JobId)),
 		Name:       deref(j.Name),

@@ -54,18 +54,17 @@ func (c *v0042) Ping(ctx context.Context) (Version, error) {
 }
 
 func (c *v0042) Jobs(ctx context.Context) ([]Job, error) {
-	var r api.V0042OpenapiJobInfoResp
-	if err := c.call(ctx, "GET", p42+"/jobs", nil, nil, nil, &r); err != nil {
-		return nil, err
-	}
-	return parseJobs("GET "+p42+"/jobs", r.Jobs, job42)
+	return getJobs(ctx, &c.rest, p42+"/jobs", func(j *jobRecord42) bool { return activeOrUnknown(strs(j.JobState)) },
+		job42, func(j *jobRecord42) string { return idOf(j.JobId) })
 }
 
 func (c *v0042) Job(ctx context.Context, id string) (Job, error) {
 	if !jobIDRE.MatchString(id) {
 		return Job{}, fmt.Errorf("job %q: %w: not a job id", id, ErrInvalid)
 	}
-	var r api.V0042OpenapiJobInfoResp
+	var r struct {
+		Jobs []jobRecord42 `json:"jobs"`
+	}
 	if err := c.call(ctx, "GET", p42+"/job/"+id, nil, nil, nil, &r); err != nil {
 		return Job{}, err
 	}
@@ -91,7 +90,7 @@ func noVal64(p *api.V0042Uint64NoValStruct) int64 {
 	return deref(p.Number)
 }
 
-func job42(b *budget, j api.V0042JobInfo) (Job, error) {
+func job42(b *budget, j jobRecord42) (Job, error) {
 	if j.JobId == nil {
 		return Job{}, fmt.Errorf("%w: job without job_id", ErrBadResponse)
 	}

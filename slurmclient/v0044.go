@@ -54,18 +54,17 @@ func (c *v0044) Ping(ctx context.Context) (Version, error) {
 }
 
 func (c *v0044) Jobs(ctx context.Context) ([]Job, error) {
-	var r api.V0044OpenapiJobInfoResp
-	if err := c.call(ctx, "GET", p44+"/jobs", nil, nil, nil, &r); err != nil {
-		return nil, err
-	}
-	return parseJobs("GET "+p44+"/jobs", r.Jobs, job44)
+	return getJobs(ctx, &c.rest, p44+"/jobs", func(j *jobRecord44) bool { return activeOrUnknown(strs(j.JobState)) },
+		job44, func(j *jobRecord44) string { return idOf(j.JobId) })
 }
 
 func (c *v0044) Job(ctx context.Context, id string) (Job, error) {
 	if !jobIDRE.MatchString(id) {
 		return Job{}, fmt.Errorf("job %q: %w: not a job id", id, ErrInvalid)
 	}
-	var r api.V0044OpenapiJobInfoResp
+	var r struct {
+		Jobs []jobRecord44 `json:"jobs"`
+	}
 	if err := c.call(ctx, "GET", p44+"/job/"+id, nil, nil, nil, &r); err != nil {
 		return Job{}, err
 	}
@@ -91,7 +90,7 @@ func noVal64v44(p *api.V0044Uint64NoValStruct) int64 {
 	return deref(p.Number)
 }
 
-func job44(b *budget, j api.V0044JobInfo) (Job, error) {
+func job44(b *budget, j jobRecord44) (Job, error) {
 	if j.JobId == nil {
 		return Job{}, fmt.Errorf("%w: job without job_id", ErrBadResponse)
 	}
