@@ -63,14 +63,16 @@
 //     labelled by Label so that only jobs that moved get new values.
 //  6. Write, head first, only changed values, at most WriteLimit updates.
 //     The REST client re-reads each job before writing to it and refuses
-//     one that is no longer pending. A node list is written guarded: the
-//     job is held, given the node list and released (with its priority in
-//     priority mode; in factor mode its site factor is written while it is
-//     held and the release leaves the priority plugin's value, which keeps
-//     the factor: seen on 24.11 and 26.05), so that Slurm cannot start it
+//     one that is no longer pending. A node list is written guarded: one
+//     request carries it with the priority (priority mode) or the site
+//     factor (factor mode) and the job's own account, which slurmctld
+//     checks before the node list and refuses whole, with 2073, once the
+//     job runs (22.05, 24.11, 26.05), so that Slurm cannot start it
 //     between the check and the write (a node list that reaches a running
 //     job is applied as a resize: RESIZING records in accounting, seen on
-//     22.05 and 24.11). Factor mode takes back a priority asrpt set in
+//     22.05 and 24.11). It leaves the job's eligible time alone, where the
+//     hold and release used before reset it (slurmctld clears begin_time
+//     on both). Factor mode takes back a priority asrpt set in
 //     priority mode (which masks the factor) by a release sent with the
 //     job's first site factor: an Operator's release drops an explicit
 //     priority. A write that fails
