@@ -24,8 +24,15 @@ func heldBack(reason string) string {
 		strings.HasPrefix(reason, "ReqNodeNotAvail") || strings.HasPrefix(reason, "Nodes required for job") {
 		return ""
 	}
+	if len(reason) > maxReason {
+		// slurmrestd's text, kept in the plan and the state: bounded.
+		reason = reason[:maxReason]
+	}
 	return reason
 }
+
+// maxReason bounds, in bytes, the pending reason a held-back job keeps.
+const maxReason = 64
 
 // jobHeldBack is heldBack of a job record at now (Unix seconds): besides
 // its pending reason, a dependency still listed or an eligible time still

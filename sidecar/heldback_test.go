@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -17,9 +18,12 @@ func TestHeldBack(t *testing.T) {
 		{"Dependency", true}, {"DependencyNeverSatisfied", true}, {"BeginTime", true},
 		{"QOSGrpGRES", true}, {"AssocGrpGRES", true}, {"QOSMaxGRESPerUser", true},
 		{"Reservation", true}, {"PartitionDown", true}, {"PartitionInactive", true},
-		{"Licenses", true}, {"JobArrayTaskLimit", true}, {"some reason of a later release", true},
+		{"Licenses", true}, {"JobArrayTaskLimit", true}, {"some reason of a later release", true}, {strings.Repeat("x", 5000), true},
 	} {
 		got := heldBack(tc.reason)
+		if len(tc.reason) > maxReason {
+			tc.reason = tc.reason[:maxReason]
+		}
 		if (got != "") != tc.held || tc.held && got != tc.reason {
 			t.Errorf("heldBack(%q) = %q, want held %v", tc.reason, got, tc.held)
 		}

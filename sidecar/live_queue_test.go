@@ -45,6 +45,19 @@ func (l *live) show(id string) string {
 	return out
 }
 
+// waitRunning waits up to a minute until every job of ids runs.
+func (l *live) waitRunning(what string, ids []string) {
+	l.t.Helper()
+	l.waitFor(what, time.Minute, func() bool {
+		for _, id := range ids {
+			if recField(l.show(id), "JobState") != "RUNNING" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // recField returns key's value in a scontrol one-line record.
 func recField(rec, key string) string {
 	m := regexp.MustCompile(`(?:^|\s)` + regexp.QuoteMeta(key) + `=(\S*)`).FindStringSubmatch(rec)
@@ -69,14 +82,7 @@ func (l *live) memoryBlockers(seconds int) []string {
 func liveDependencyAndEligible(t *testing.T, lab *slurmlab.Lab) {
 	l := newLive(t, lab, "", func(c *Config) { c.Scope.Partitions = []string{lab.Partition} })
 	blockers := l.memoryBlockers(15)
-	l.waitFor("the memory blockers running", time.Minute, func() bool {
-		for _, id := range blockers {
-			if recField(l.show(id), "JobState") != "RUNNING" {
-				return false
-			}
-		}
-		return true
-	})
+	l.waitRunning("the memory blockers running", blockers)
 	// pinned pends for memory: asrpt dispatches it and writes its node
 	// list. dep waits for pinned to end.
 	pinned := l.submitNow("bob", "asrpt-eligible", 1, 5, "--mem=8000")
@@ -225,14 +231,7 @@ func liveTiers(t *testing.T, lab *slurmlab.Lab) {
 	for _, n := range []string{"node1", "node2", "node4"} {
 		blockers = append(blockers, l.submitNow("alice", "asrpt-tier-blocker", g, 600, "-w", n))
 	}
-	l.waitFor("the blockers running", time.Minute, func() bool {
-		for _, id := range blockers {
-			if recField(l.show(id), "JobState") != "RUNNING" {
-				return false
-			}
-		}
-		return true
-	})
+	l.waitRunning("the blockers running", blockers)
 	urgent := l.sbatch(false, "bob", "asrpt-tier-urgent", g, 5, "-p", lab.Partition2, "-N", "2")
 	job := l.submitNow("bob", "asrpt-tier-gpu", g, 5)
 	l.start()

@@ -61,14 +61,7 @@ func standingRun(t *testing.T, lab *slurmlab.Lab, mode WriteMode) time.Duration 
 	for range lab.Nodes {
 		blockers = append(blockers, l.submitNow("alice", "asrpt-standing-blocker", g, 15, "-c", "12"))
 	}
-	l.waitFor("the blockers running", time.Minute, func() bool {
-		for _, id := range blockers {
-			if recField(l.show(id), "JobState") != "RUNNING" {
-				return false
-			}
-		}
-		return true
-	})
+	l.waitRunning("the blockers running", blockers)
 	if mode != "" {
 		l.start()
 	}

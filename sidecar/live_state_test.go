@@ -43,14 +43,7 @@ func TestLiveEmptyList(t *testing.T) {
 		for range lab.Nodes {
 			blockers = append(blockers, l.submitNow("alice", "asrpt-empty-blocker", lab.GPUsPerNode, 300))
 		}
-		l.waitFor("the blockers running", time.Minute, func() bool {
-			for _, id := range blockers {
-				if recField(l.show(id), "JobState") != "RUNNING" {
-					return false
-				}
-			}
-			return true
-		})
+		l.waitRunning("the blockers running", blockers)
 		var pending []string
 		for _, g := range []int{1, 2, 4, 2, 1} {
 			pending = append(pending, l.submitNow("bob", "asrpt-empty", g, 60))
@@ -168,14 +161,7 @@ func liveFullDisk(t *testing.T, lab *slurmlab.Lab) {
 	for range lab.Nodes {
 		blockers = append(blockers, l.submitNow("alice", "asrpt-disk-blocker", lab.GPUsPerNode, 300))
 	}
-	l.waitFor("the blockers running", time.Minute, func() bool {
-		for _, id := range blockers {
-			if recField(l.show(id), "JobState") != "RUNNING" {
-				return false
-			}
-		}
-		return true
-	})
+	l.waitRunning("the blockers running", blockers)
 	first := []string{l.submitNow("bob", "asrpt-disk", 1, 60), l.submitNow("bob", "asrpt-disk", 2, 60)}
 	l.start()
 	l.waitFor("the first writes", 30*time.Second, func() bool { return l.probe.writesTo(first[0])+l.probe.writesTo(first[1]) > 0 })

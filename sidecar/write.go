@@ -155,35 +155,9 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *entry, f uint32, dry b
 		if c == e.id {
 			continue
 		}
-		rep.Writes["site_factor"]++
-		if dry {
-			continue
+		if stop, reason, err := s.writeTo(ctx, e, c, "site_factor", slurmclient.JobUpdate{SiteFactor: &f}, dry, rep, inRow); stop || reason != "" {
+			return stop, false, err
 		}
-		s.m.requests.WithLabelValues("site_factor").Inc()
-		werr := s.slurm.UpdateJob(ctx, c, slurmclient.JobUpdate{SiteFactor: &f})
-		if werr == nil || errors.Is(werr, slurmclient.ErrAppliedDespiteError) {
-			s.m.writes.WithLabelValues("site_factor").Inc()
-			if !slices.Contains(e.hetFactor, c) {
-				e.hetFactor = append(e.hetFactor, c)
-				s.dirty = true
-			}
-			continue
-		}
-		rep.Writes["site_factor"]--
-		reason := Reason(werr)
-		rep.Failed[reason]++
-		s.m.failures.WithLabelValues("site_factor", reason).Inc()
-		switch reason {
-		case "auth", "permission", "canceled", "timeout":
-			s.incident("write:"+reason, werr)
-			return true, false, werr
-		}
-		s.failed(e, "site_factor", reason, fmt.Errorf("component %s: %w", c, werr))
-		*inRow++
-		if *inRow >= maxFailuresInRow {
-			return true, false, fmt.Errorf("%d writes failed in a row: %w", *inRow, werr)
-		}
-		return false, false, nil
 	}
 	return false, true, nil
 }
@@ -256,6 +230,13 @@ const maxFailuresInRow = 3
 // to a job Slurm has started since this cycle's read; a value Slurm
 // applied although it answered an error counts as written.
 func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
+	return s.writeTo(ctx, e, e.id, kind, u, dry, rep, inRow)
+}
+
+// writeTo is write to job id, e's own or, for a site factor, that of one of
+// heterogeneous job e's components (recorded in e.hetFactor, for giveback);
+// a failure counts against e.
+func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
 	rep.Writes[kind]++
 	if dry {
 		return false, "", nil
@@ -267,16 +248,22 @@ func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclien
 	if e.fails[kind] != nil {
 		s.m.retries.WithLabelValues(kind).Inc()
 	}
-	err = s.slurm.UpdateJob(ctx, e.id, u)
+	err = s.slurm.UpdateJob(ctx, id, u)
 	if err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) {
 		*inRow = 0
 		s.m.writes.WithLabelValues(kind).Inc()
 		if err != nil {
 			s.m.appliedDespite.WithLabelValues(kind).Inc()
-			s.log.Debug().Err(err).Str("job", e.id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
+			s.log.Debug().Err(err).Str("job", id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
+		}
+		s.dirty = true
+		if id != e.id {
+			if !slices.Contains(e.hetFactor, id) {
+				e.hetFactor = append(e.hetFactor, id)
+			}
+			return false, "", nil
 		}
 		delete(e.fails, kind)
-		s.dirty = true
 		if u.Priority != nil {
 			e.prio, e.mayPrio = *u.Priority, false // known now
 		} else if u.Hold != nil && !*u.Hold {

@@ -41,6 +41,21 @@ func (r *rest) call(ctx context.Context, method, path string, q url.Values, body
 	if err != nil {
 		return err
 	}
+	if err := answer(op, res, sent); err != nil {
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.body, out); err != nil {
+			return badResponse(op, err)
+		}
+	}
+	return nil
+}
+
+// answer classifies the answer res to op from its status and its
+// envelope's errors and warnings (a warning about a key of sent fails it):
+// nil for a success.
+func answer(op string, res response, sent []string) error {
 	var env envelope
 	if jerr := json.Unmarshal(res.body, &env); jerr != nil {
 		if res.status >= 200 && res.status < 300 {
@@ -52,15 +67,7 @@ func (r *rest) call(ctx context.Context, method, path string, q url.Values, body
 		}
 		return classify(op, res.status, nil, nil, sent, plain)
 	}
-	if err := classify(op, res.status, env.Errors, env.Warnings, sent, ""); err != nil {
-		return err
-	}
-	if out != nil {
-		if err := json.Unmarshal(res.body, out); err != nil {
-			return badResponse(op, err)
-		}
-	}
-	return nil
+	return classify(op, res.status, env.Errors, env.Warnings, sent, "")
 }
 
 // baseJobStates are the job states that are not flags.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
 )
 
 // getJobs is GET path for a job list of records R, read record by record
@@ -26,15 +25,7 @@ func getJobs[R any](ctx context.Context, r *rest, path string, keep func(*R) boo
 	}
 	if res.status < 200 || res.status >= 300 {
 		// An error answer is small: read as every other answer.
-		var env envelope
-		if jerr := json.Unmarshal(res.body, &env); jerr != nil {
-			plain := string(res.body)
-			if len(plain) > 256 || !utf8.ValidString(plain) {
-				plain = fmt.Sprintf("non-JSON body of %d bytes", len(res.body))
-			}
-			return nil, classify(op, res.status, nil, nil, nil, plain)
-		}
-		return nil, classify(op, res.status, env.Errors, env.Warnings, nil, "")
+		return nil, answer(op, res, nil)
 	}
 	l := newJobList(op)
 	env, err := streamJobs(res.body, func(dec *json.Decoder) error {
