@@ -166,9 +166,14 @@ func liveHetFactor(t *testing.T, lab *slurmlab.Lab) {
 		c.WriteMode = WriteFactor
 		c.Scope.Partitions = []string{lab.Partition}
 	})
+	// One blocker per node, running before anything else is queued: Slurm
+	// may take a scheduling pass to start them, and a blocker still pending
+	// when the sidecar starts would be ordered with the jobs below.
+	var blockers []string
 	for range lab.Nodes {
-		l.submitNow("alice", "asrpt-het-blocker", lab.GPUsPerNode, 60)
+		blockers = append(blockers, l.submitNow("alice", "asrpt-het-blocker", lab.GPUsPerNode, 60))
 	}
+	l.waitRunning("the blockers running", blockers)
 	lead := l.sbatch(false, "bob", "asrpt-het", 1, 5, ":", "-p", lab.Partition, "--gres=gpu:2")
 	// Two larger jobs behind it: the het job (3 GPUs) is not the tail of
 	// the order, whose factor is 0.
@@ -199,10 +204,9 @@ func liveHetFactor(t *testing.T, lab *slurmlab.Lab) {
 	}
 	// With the cluster free, the heterogeneous job starts whole at once
 	// (the head of the order: its components planned together).
-	var blockers []string
-	for _, id := range l.jobs {
-		if id != lead && id != other && recField(l.show(id), "JobState") == "RUNNING" {
-			blockers = append(blockers, id)
+	for _, id := range blockers {
+		if st := recField(l.show(id), "JobState"); st != "RUNNING" {
+			t.Fatalf("lab %s: blocker %s is %s before the het job started: the test's premise does not hold", lab.Version, id, st)
 		}
 	}
 	freed := time.Now()
