@@ -115,6 +115,7 @@ type asrpt struct {
 	starter
 	name      string
 	revised   bool
+	preempts  bool // asrpt-preempt: the preemption step (preempt.go)
 	vm        *VirtualMachine
 	queue     *btree.BTreeG[*Task] // released jobs
 	nrel      int
@@ -127,6 +128,7 @@ type asrpt struct {
 	frontGPUs int                  // GPUs asked for by the overdue jobs at the front
 	frontCap  int                  // most GPUs the front may ask for; 0: no cap
 	buf       []*Task
+	victims   []*Task
 	dec       decisions
 }
 
@@ -135,12 +137,12 @@ var (
 	_ Updater = (*asrpt)(nil)
 )
 
-func newASRPT(name string, env *Env, revised bool) *asrpt {
+func newASRPT(name string, env *Env, revised, preempts bool) *asrpt {
 	est := estPredicted
 	if revised {
 		est = estFit
 	}
-	a := &asrpt{starter: starter{env: env}, name: name, revised: revised,
+	a := &asrpt{starter: starter{env: env}, name: name, revised: revised, preempts: preempts,
 		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1),
 		late: btree.NewG(btreeDegree, byDue)}
 	if revised && env != nil {
@@ -335,6 +337,9 @@ func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 		return
 	case t.released:
 		a.queue.Delete(t)
+		if t.Preemptions > 0 {
+			p = a.requeuedSize(t)
+		}
 		t.virtual, t.key = p, p
 		a.queue.ReplaceOrInsert(t)
 	default:
@@ -353,7 +358,7 @@ func (a *asrpt) Finish(now float64, t *Task) {
 	a.run.remove(t)
 	t.running = false
 	if a.revised && t.UnseenAtSubmit && t.Alpha > 0 {
-		a.unseen.add(t, (now-t.Start)*t.AlphaMin/t.Alpha)
+		a.unseen.add(t, t.served+(now-t.Start)*t.AlphaMin/t.Alpha)
 	}
 }
 
@@ -388,6 +393,10 @@ func (a *asrpt) appendPending(out []*Task) []*Task {
 func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 	a.advance(now)
 	a.waitTill = math.Inf(1)
+	var victims []*Task
+	if a.preempts {
+		victims = a.preempt(now, free)
+	}
 	if free.Total() == 0 {
 		return nil
 	}
@@ -397,7 +406,7 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 	} else {
 		started = a.schedulePaper(now, free)
 	}
-	if len(started) == 0 {
+	if len(started) == 0 && len(victims) == 0 {
 		return nil
 	}
 	for _, t := range started {
@@ -405,13 +414,15 @@ func (a *asrpt) Schedule(now float64, free *placement.Free) []Decision {
 		a.run.add(t)
 	}
 	a.buf = started[:0]
-	return a.dec.of(started)
+	return a.dec.of(victims, started)
 }
 
 // started takes t, which has just started, out of the waiting jobs.
 func (a *asrpt) started(t *Task) {
 	a.wait.remove(t)
-	a.wait.started(t.Start, t)
+	if t.Preemptions == 0 {
+		a.wait.started(t.Start, t) // a restart is no wait of the queue's
+	}
 	a.leaveFront(t)
 	if t.released {
 		a.queue.Delete(t)
@@ -468,7 +479,7 @@ func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 		if free.Total() == 0 {
 			return false
 		}
-		if t.Blocked {
+		if t.Blocked || stoppedNow(now, t) {
 			return true // neither starts nor reserves
 		}
 		seen++

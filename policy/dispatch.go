@@ -126,10 +126,14 @@ func (r *running) shadow(now float64, need, free int) (at float64, extra int) {
 // scheduling pass to the next (Policy.Schedule's slice may be reused).
 type decisions []Decision
 
-// of returns a start decision for each task of started, in order, in the
-// buffer's storage.
-func (d *decisions) of(started []*Task) []Decision {
+// of returns a preemption decision for each task of preempted, then a
+// start decision for each task of started, in order, in the buffer's
+// storage.
+func (d *decisions) of(preempted, started []*Task) []Decision {
 	out := (*d)[:0]
+	for _, t := range preempted {
+		out = append(out, Decision{Task: t, Preempt: true})
+	}
 	for _, t := range started {
 		out = append(out, Decision{Task: t})
 	}

@@ -23,11 +23,14 @@ const (
 	MaxWaitLimit = 10 * 365 * 86400
 	// MaxWaitFactor is the largest WaitFactor and WaitScale: 1e6.
 	MaxWaitFactor = 1e6
+	// MaxPreemptionsBound is the largest MaxPreemptions: 1000.
+	MaxPreemptionsBound = 1000
 )
 
 // ParamError is a Params value out of range. Name is the tunable's
 // snake_case name (comm_heavy, tau, slack, depth, reservations, unseen,
-// rank, wait_limit, wait_factor, wait_scale, overdue_share): the sidecar configuration's key under policy., and with '-' for
+// rank, wait_limit, wait_factor, wait_scale, overdue_share, preempt_exempt, max_preemptions,
+// preempt_budget, restart_cost, lost_work): the sidecar configuration's key under policy., and with '-' for
 // '_' the replay's flag.
 type ParamError struct {
 	Name  string
@@ -49,7 +52,9 @@ func (e *ParamError) Error() string {
 //   - Unseen and Rank: one of their named values;
 //   - WaitLimit: a finite number of seconds in 0..MaxWaitLimit (0: none);
 //   - WaitFactor, WaitScale: a finite number in 0..MaxWaitFactor (0: none);
-//   - OverdueShare: a finite number in 0..1 (0: no cap).
+//   - OverdueShare: a finite number in 0..1 (0: no cap);
+//   - PreemptExempt, RestartCost, LostWork: seconds in 0..MaxWaitLimit;
+//   - MaxPreemptions: 0..MaxPreemptionsBound; PreemptBudget: ≥ 0.
 //
 // NaN and infinities are out of every range.
 func (p Params) Validate() error {
@@ -90,5 +95,20 @@ func (p Params) Validate() error {
 	if err := num("wait_scale", p.WaitScale, 0, MaxWaitFactor); err != nil {
 		return err
 	}
-	return num("overdue_share", p.OverdueShare, 0, 1)
+	if err := num("overdue_share", p.OverdueShare, 0, 1); err != nil {
+		return err
+	}
+	if err := num("preempt_exempt", p.PreemptExempt, 0, MaxWaitLimit); err != nil {
+		return err
+	}
+	if p.MaxPreemptions < 0 || p.MaxPreemptions > MaxPreemptionsBound {
+		return &ParamError{Name: "max_preemptions", Value: strconv.Itoa(p.MaxPreemptions), Want: fmt.Sprintf("an integer in 0..%d", MaxPreemptionsBound)}
+	}
+	if p.PreemptBudget < 0 {
+		return &ParamError{Name: "preempt_budget", Value: strconv.Itoa(p.PreemptBudget), Want: "an integer ≥ 0"}
+	}
+	if err := num("restart_cost", p.RestartCost, 0, MaxWaitLimit); err != nil {
+		return err
+	}
+	return num("lost_work", p.LostWork, 0, MaxWaitLimit)
 }

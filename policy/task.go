@@ -131,6 +131,25 @@ type Params struct {
 	// keeps them from turning the whole order first come, first served.
 	// 0: no cap, every overdue job moves to the front at once.
 	OverdueShare float64
+	// PreemptExempt is asrpt-preempt's exemption, seconds: a job that has
+	// run less than this since its last start is never preempted, so a
+	// preemptible job is stopped at most once per exemption (as Slurm's
+	// PreemptExemptTime).
+	PreemptExempt float64
+	// MaxPreemptions bounds how often asrpt-preempt stops one job: after
+	// that many, it runs to its end once started. ≥ 1 for asrpt-preempt.
+	MaxPreemptions int
+	// PreemptBudget is the most jobs one asrpt-preempt pass preempts.
+	PreemptBudget int
+	// RestartCost is the time in seconds a preempted job spends on its GPUs
+	// after each restart before it makes progress again (requeue, start-up,
+	// loading its checkpoint). The replay charges it to every preemption
+	// of every policy; asrpt-preempt counts it against preempting.
+	RestartCost float64
+	// LostWork is the work in seconds a preempted job loses at each
+	// preemption (what it did since its last checkpoint; 0 when it
+	// checkpoints on the signal), at most what it did in that run.
+	LostWork float64
 }
 
 // RecentStarts is how many of the latest starts WaitScale's mean wait is
@@ -148,8 +167,19 @@ const MinWaitBase = 600
 // suite; README, "Where asrpt departs…").
 func DefaultParams() Params {
 	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFallback, Depth: 1000,
-		Reservations: DefaultReservations, Rank: RankMedian}
+		Reservations: DefaultReservations, Rank: RankMedian,
+		PreemptExempt: DefaultPreemptExempt, MaxPreemptions: DefaultMaxPreemptions, PreemptBudget: DefaultPreemptBudget}
 }
+
+// The defaults of asrpt-preempt's tunables: an exemption of an hour, at
+// most 3 preemptions of one job, at most 4 preemptions a pass. The replay
+// charges no restart cost and loses no work by default (las keeps its
+// figures); asrpt-preempt is measured with both (README).
+const (
+	DefaultPreemptExempt  = 3600
+	DefaultMaxPreemptions = 3
+	DefaultPreemptBudget  = 4
+)
 
 // DefaultReservations is the default K of A-SRPT's revised dispatch,
 // chosen on the quality suite (README, "Where asrpt departs…").
@@ -261,6 +291,13 @@ type Task struct {
 	assoc     *assocUsage
 	node      treeNode // the running set's tree (endTree), while running
 	running   bool
+	// Preemptible reports a job that opted in to preemption (the replay's
+	// --preemptible rule): only asrpt-preempt reads it; las preempts every job.
+	Preemptible bool
+	// Preemptions counts how often the job was stopped.
+	Preemptions int
+	served      float64 // asrpt-preempt: run time of the earlier runs, seconds at α_min
+	stopped     float64 // asrpt-preempt: time of the last preemption
 	rank      Rank // Params.Rank when the task was made
 }
 

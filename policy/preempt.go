@@ -1,0 +1,144 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/asrpt/asrpt/placement"
+)
+
+// asrpt-preempt is A-SRPT's revised dispatch with opt-in preemption
+// (docs/design.md, "Preempting the jobs that can resume"): the order is
+// A-SRPT's, and a pass may stop running jobs that opted in (Task.Preemptible)
+// to start the head of the release queue when it cannot start otherwise.
+//
+// A running job j that opted in is a candidate when it has run at least
+// Params.PreemptExempt seconds since its last start and been stopped fewer
+// than Params.MaxPreemptions times. Its key is the virtual work it is
+// expected to hold the cluster for: (g_j/G)·(left_j + RestartCost), where
+// left_j is its predicted remaining run time, or, once it has outrun its
+// prediction, the time it has run so far (as the running set's doubling
+// rule expects it to run as long again: Tiresias' attained service). A pass
+// finds the head h (the first released job that is not held back); when h
+// does not fit in the free GPUs, it stops the candidates whose key exceeds
+// h's virtual size, the largest key first, until h's GPUs are free, at
+// most Params.PreemptBudget of them, and only if that frees enough GPUs.
+// A stopped job goes back to the release queue keyed by its remaining
+// virtual work (left_j + RestartCost), and is not started again in the
+// pass that stopped it.
+//
+// What a job that opted in is promised: it is stopped at most
+// MaxPreemptions times, never within PreemptExempt of a start, and never
+// while the cluster has room for the job it would make way for.
+
+// maxCandidates bounds how many running jobs one preemption step looks at
+// (the first ones of the running set by predicted end, latest first).
+const maxCandidates = 1024
+
+// preemptKey returns running t's key at now: its remaining virtual work in
+// seconds, restart cost included.
+func (a *asrpt) preemptKey(now float64, t *Task) float64 {
+	ran := t.served + (now-t.Start)*t.AlphaMin/t.Alpha
+	d := t.Ranked()
+	left := d - ran
+	if left <= 0 {
+		left = ran
+	}
+	return float64(t.GPUs) / float64(a.env.G) * (left + a.env.Params.RestartCost)
+}
+
+// preemptible reports whether running t may be stopped at now.
+func (a *asrpt) preemptible(now float64, t *Task) bool {
+	p := a.env.Params
+	return t.Preemptible && t.Preemptions < p.MaxPreemptions && now-t.Start >= p.PreemptExempt-timeEpsilon
+}
+
+// head returns the first released job of the order that is not held back.
+func (a *asrpt) head() (*Task, bool) {
+	var h *Task
+	a.queue.Ascend(func(t *Task) bool {
+		if t.Blocked {
+			return true
+		}
+		h = t
+		return false
+	})
+	return h, h != nil
+}
+
+// preempt is the preemption step of a pass: it stops the running jobs that
+// make way for the head (giving their GPUs back to free) and returns them.
+func (a *asrpt) preempt(now float64, free *placement.Free) []*Task {
+	p := a.env.Params
+	if p.PreemptBudget <= 0 || p.MaxPreemptions <= 0 {
+		return nil
+	}
+	h, ok := a.head()
+	if !ok || h.GPUs <= free.Total() {
+		return nil
+	}
+	need := h.GPUs - free.Total()
+	type cand struct {
+		t   *Task
+		key float64
+	}
+	var cands []cand
+	n := 0
+	a.run.tree.ascend(func(t *Task) bool {
+		if n++; n > maxCandidates {
+			return false
+		}
+		if a.preemptible(now, t) {
+			if k := a.preemptKey(now, t); k > h.virtual {
+				cands = append(cands, cand{t, k})
+			}
+		}
+		return true
+	})
+	slices.SortFunc(cands, func(x, y cand) int {
+		switch {
+		case x.key > y.key:
+			return -1
+		case x.key < y.key:
+			return 1
+		}
+		return x.t.Seq - y.t.Seq
+	})
+	freed, k := 0, 0
+	for k < len(cands) && k < p.PreemptBudget && freed < need {
+		freed += cands[k].t.GPUs
+		k++
+	}
+	if freed < need {
+		return nil
+	}
+	victims := a.victims[:0]
+	for _, c := range cands[:k] {
+		t := c.t
+		if err := free.Give(&t.Placement); err != nil {
+			a.env.fail(t, fmt.Errorf("preemption: %w", err))
+			continue
+		}
+		a.run.remove(t)
+		t.running = false
+		t.served += (now - t.Start) * t.AlphaMin / t.Alpha
+		t.Preemptions++
+		t.stopped = now
+		// Back to the release queue, keyed by its remaining virtual work.
+		t.virtual = c.key
+		t.Released, t.released = now, true
+		t.key = c.key
+		a.nrel++
+		a.queue.ReplaceOrInsert(t)
+		victims = append(victims, t)
+	}
+	a.victims = victims
+	return victims
+}
+
+// stoppedNow reports a job preempted at now: it is not started again in
+// the pass that stopped it.
+func stoppedNow(now float64, t *Task) bool {
+	return t.Preemptions > 0 && math.Abs(t.stopped-now) <= timeEpsilon
+}
