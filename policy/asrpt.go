@@ -145,6 +145,9 @@ func newASRPT(name string, env *Env, revised, preempts bool) *asrpt {
 	a := &asrpt{starter: starter{env: env}, name: name, revised: revised, preempts: preempts,
 		queue: btree.NewG(btreeDegree, byKey), run: newRunning(est), waitTill: math.Inf(1),
 		late: btree.NewG(btreeDegree, byDue)}
+	if env != nil {
+		a.run.restart = env.Params.RestartCost
+	}
 	if revised && env != nil {
 		a.wait = newWaitBound(env.Params)
 		a.frontCap = frontCap(env.Params.OverdueShare, env.G)
@@ -348,7 +351,7 @@ func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 		t.virtual = p
 		a.vm.Advance(now, a.release)
 	}
-	if !t.overdue {
+	if !t.overdue && t.Preemptions == 0 {
 		a.wait.add(t) // the relative bound moves with the prediction
 	}
 	a.promote(now)
@@ -358,7 +361,7 @@ func (a *asrpt) Finish(now float64, t *Task) {
 	a.run.remove(t)
 	t.running = false
 	if a.revised && t.UnseenAtSubmit && t.Alpha > 0 {
-		a.unseen.add(t, t.served+(now-t.Start)*t.AlphaMin/t.Alpha)
+		a.unseen.add(t, t.served+a.progress(now, t))
 	}
 }
 

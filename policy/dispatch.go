@@ -68,14 +68,27 @@ const btreeDegree = 16
 type running struct {
 	tree endTree
 	est  func(*Task, float64) float64
+	// restart is the restart cost in seconds a preempted job spends
+	// before it makes progress again (Params.RestartCost).
+	restart float64
 }
 
 func newRunning(est func(*Task, float64) float64) running {
 	return running{est: est}
 }
 
+// add inserts t, just started, with its predicted end: after its
+// predicted run time, or for a restart after what is left of it (at least
+// minRemaining) plus the restart cost.
 func (r *running) add(t *Task) {
-	t.end = t.Start + r.est(t, t.Alpha)
+	d := r.est(t, t.Alpha)
+	if t.Preemptions > 0 {
+		if t.AlphaMin > 0 {
+			d -= t.served * t.Alpha / t.AlphaMin
+		}
+		d = math.Max(d, minRemaining) + r.restart
+	}
+	t.end = t.Start + d
 	r.tree.insert(t)
 }
 
@@ -270,7 +283,7 @@ func (d *dispatcher) Schedule(now float64, free *placement.Free) []Decision {
 		d.queue.Delete(t)
 	}
 	d.buf = sc.started[:0]
-	return d.dec.of(sc.started)
+	return d.dec.of(nil, sc.started)
 }
 
 // scan is one scheduling pass of a queue-ordering policy over its waiting

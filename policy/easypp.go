@@ -303,5 +303,5 @@ func (p *easyPP) Schedule(now float64, free *placement.Free) []Decision {
 		return nil
 	}
 	p.buf = started[:0]
-	return p.dec.of(started)
+	return p.dec.of(nil, started)
 }

@@ -56,7 +56,7 @@ func newMultifactor(name string, env *Env, factor bool) *multifactor {
 		m.nodes, m.nodeGPUs = len(env.Cluster.Nodes), env.Cluster.MaxNodeGPUs()
 	}
 	if factor {
-		m.inner = newASRPT(name, env, true)
+		m.inner = newASRPT(name, env, true, false)
 		p := env.Params
 		p.WaitScale = m.site.WaitScale
 		m.inner.wait = newWaitBound(p)
@@ -256,5 +256,5 @@ func (m *multifactor) Schedule(now float64, free *placement.Free) []Decision {
 			m.inner.started(t)
 		}
 	}
-	return m.dec.of(sc.started)
+	return m.dec.of(nil, sc.started)
 }

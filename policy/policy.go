@@ -66,6 +66,12 @@ type Updater interface {
 var Names = []string{"fifo", "backfill", "easypp", "spjf", "spwf", "wcs-subtime", "wcs-duration",
 	"wcs-workload", "las", "multifactor", "asrpt-paper", "asrpt", "asrpt-factor"}
 
+// Extra lists the policies New knows beyond Names: they run when named
+// (--policies) and are left out of the default comparison. asrpt-preempt
+// preempts only the jobs that opted in, so it means something only with an
+// opt-in rule (sim.Config.Preemptible).
+var Extra = []string{"asrpt-preempt"}
+
 // OracleSuffix, appended to a policy name, runs that policy with perfect
 // predictions (for example "asrpt-oracle").
 const OracleSuffix = "-oracle"
@@ -85,7 +91,7 @@ func Split(name string) (base string, oracle bool) {
 // rule (easypp): fifo blocks and wcs-subtime starts any job that fits, so
 // neither reads an estimate.
 var predicting = map[string]bool{"spjf": true, "spwf": true, "wcs-duration": true, "wcs-workload": true,
-	"asrpt-paper": true, "asrpt": true, "asrpt-factor": true}
+	"asrpt-paper": true, "asrpt": true, "asrpt-factor": true, "asrpt-preempt": true}
 
 // UsesPredictions reports whether policy name's decisions depend on the
 // predictor it runs with: false for the oracle variants (perfect
@@ -121,15 +127,17 @@ func New(name string, env *Env) (Policy, error) {
 	case "las":
 		return newLAS(name, env), nil
 	case "asrpt-paper":
-		return newASRPT(name, env, false), nil
+		return newASRPT(name, env, false, false), nil
 	case "asrpt":
-		return newASRPT(name, env, true), nil
+		return newASRPT(name, env, true, false), nil
+	case "asrpt-preempt":
+		return newASRPT(name, env, true, true), nil
 	case "multifactor":
 		return newMultifactor(name, env, false), nil
 	case "asrpt-factor":
 		return newMultifactor(name, env, true), nil
 	}
-	known := append([]string(nil), Names...)
+	known := append(append([]string(nil), Names...), Extra...)
 	sort.Strings(known)
 	return nil, fmt.Errorf("unknown policy %q (known: %s, each also with %s)", name, strings.Join(known, ", "), OracleSuffix)
 }

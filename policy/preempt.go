@@ -36,17 +36,39 @@ import (
 // (the first ones of the running set by predicted end, latest first).
 const maxCandidates = 1024
 
-// preemptKey returns running t's key at now: its remaining virtual work in
-// seconds, restart cost included.
-func (a *asrpt) preemptKey(now float64, t *Task) float64 {
-	ran := t.served + (now-t.Start)*t.AlphaMin/t.Alpha
-	d := t.Ranked()
-	left := d - ran
+// progress returns the work running t has done since its last start, in
+// seconds at α_min: none during the restart cost of a restart.
+func (a *asrpt) progress(now float64, t *Task) float64 {
+	ran := now - t.Start
+	if t.Preemptions > 0 {
+		ran -= a.env.Params.RestartCost
+	}
+	if ran <= 0 || t.Alpha <= 0 {
+		return 0
+	}
+	return ran * t.AlphaMin / t.Alpha
+}
+
+// leftKey returns the key of a job that has done served seconds of work
+// (at α_min): (g/G)·(left + RestartCost), where left is its predicted
+// remaining run time, or served once it has outrun its prediction.
+func (a *asrpt) leftKey(t *Task, served float64) float64 {
+	left := t.Ranked() - served
 	if left <= 0 {
-		left = ran
+		left = served
 	}
 	return float64(t.GPUs) / float64(a.env.G) * (left + a.env.Params.RestartCost)
 }
+
+// preemptKey returns running t's key at now: its remaining virtual work in
+// seconds, restart cost included.
+func (a *asrpt) preemptKey(now float64, t *Task) float64 {
+	return a.leftKey(t, t.served+a.progress(now, t))
+}
+
+// requeuedSize returns the key of t, waiting after a preemption, for a new
+// estimate: its remaining virtual work from the work it has done.
+func (a *asrpt) requeuedSize(t *Task) float64 { return a.leftKey(t, t.served) }
 
 // preemptible reports whether running t may be stopped at now.
 func (a *asrpt) preemptible(now float64, t *Task) bool {
@@ -115,26 +137,42 @@ func (a *asrpt) preempt(now float64, free *placement.Free) []*Task {
 	}
 	victims := a.victims[:0]
 	for _, c := range cands[:k] {
-		t := c.t
-		if err := free.Give(&t.Placement); err != nil {
-			a.env.fail(t, fmt.Errorf("preemption: %w", err))
-			continue
+		if err := free.Give(&c.t.Placement); err != nil {
+			a.env.fail(c.t, fmt.Errorf("preemption: %w", err))
+			a.giveBack(victims, free)
+			return nil
 		}
+		victims = append(victims, c.t)
+	}
+	if _, _, ok := a.place(h, free); !ok {
+		// The freed GPUs do not make a placement for h (its nodes or
+		// GPU kinds): nobody is stopped.
+		a.giveBack(victims, free)
+		return nil
+	}
+	for i, t := range victims {
 		a.run.remove(t)
 		t.running = false
-		t.served += (now - t.Start) * t.AlphaMin / t.Alpha
+		t.served += a.progress(now, t)
 		t.Preemptions++
 		t.stopped = now
 		// Back to the release queue, keyed by its remaining virtual work.
-		t.virtual = c.key
-		t.Released, t.released = now, true
-		t.key = c.key
-		a.nrel++
-		a.queue.ReplaceOrInsert(t)
-		victims = append(victims, t)
+		t.virtual = cands[i].key
+		a.release(t, now)
 	}
 	a.victims = victims
 	return victims
+}
+
+// giveBack takes the placements of the jobs a preemption step gave back
+// to free again: the step stops nobody.
+func (a *asrpt) giveBack(victims []*Task, free *placement.Free) {
+	for _, t := range victims {
+		if err := free.Take(&t.Placement); err != nil {
+			a.env.fail(t, fmt.Errorf("preemption undone: %w", err))
+		}
+	}
+	a.victims = victims[:0]
 }
 
 // stoppedNow reports a job preempted at now: it is not started again in

@@ -298,7 +298,7 @@ type Task struct {
 	Preemptions int
 	served      float64 // asrpt-preempt: run time of the earlier runs, seconds at α_min
 	stopped     float64 // asrpt-preempt: time of the last preemption
-	rank      Rank // Params.Rank when the task was made
+	rank        Rank    // Params.Rank when the task was made
 }
 
 // NewTask derives a Task from j at its arrival, with prediction est for its

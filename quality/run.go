@@ -12,6 +12,7 @@ import (
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
 )
@@ -23,6 +24,9 @@ type Config struct {
 	Policies []string
 	// Params are the policy tunables.
 	Params policy.Params
+	// Preemptible is the opt-in rule: which jobs asrpt-preempt may stop
+	// (the zero rule: none).
+	Preemptible preemptrule.Rule
 	// Site is the priority configuration of the multifactor model
 	// (multifactor, asrpt-factor); nil: policy.ExampleSite().
 	Site *policy.Site
@@ -117,6 +121,8 @@ type prepared struct {
 	jobs     []job.Job
 	excluded int
 	lb       float64
+	// preemptible tells the jobs that opted in (Config.Preemptible); nil: none.
+	preemptible func(*job.Job) bool
 }
 
 // Run replays every policy of cfg on every case and summarises the result.
@@ -288,7 +294,8 @@ func prepare(c Case, cfg Config) (prepared, error) {
 		return prepared{}, fmt.Errorf("no job fits the cluster's %d GPUs (%d larger)", env.G, excluded)
 	}
 	lb := sim.ComputeLowerBound(jobs, env.G)
-	return prepared{cluster: cl, env: env, jobs: jobs, excluded: excluded, lb: lb.Total}, nil
+	return prepared{cluster: cl, env: env, jobs: jobs, excluded: excluded, lb: lb.Total,
+		preemptible: cfg.Preemptible.Selector(preemptrule.Slice(jobs))}, nil
 }
 
 // replay runs one policy on one prepared case.
@@ -302,7 +309,7 @@ func replay(ctx context.Context, caseName string, p *prepared, name string, seed
 	}
 	start := time.Now()
 	r, err := sim.RunPrepared(ctx, p.jobs, p.excluded, p.env, sim.Config{Cluster: p.cluster, Policy: name,
-		Params: cfg.Params, Predictor: pred})
+		Params: cfg.Params, Predictor: pred, Preemptible: p.preemptible})
 	if err != nil {
 		return report.Summary{}, fmt.Errorf("case %s: policy %s: %w", caseName, name, err)
 	}

@@ -36,7 +36,14 @@ type Summary struct {
 	// Fairness is Jain's index over users' mean slowdowns (1 = equal).
 	Fairness    float64 `json:"fairness_jain"`
 	Preemptions int     `json:"preemptions"`
-	Events      int     `json:"events"`
+	// PreemptedJobs counts the jobs preempted at least once, and
+	// MostPreemptions is the most times one job was (restarts per job).
+	PreemptedJobs   int `json:"preempted_jobs"`
+	MostPreemptions int `json:"most_preemptions"`
+	// LostGPUHours is the GPU time preemption wasted: restart costs and
+	// lost work (sim.JobResult.Lost), GPU-hours.
+	LostGPUHours float64 `json:"lost_gpu_h"`
+	Events       int     `json:"events"`
 	// Trainings and TrainSeconds count the online forest's trainings and the
 	// wall time they took (0 for other predictors).
 	Trainings    int     `json:"trainings,omitempty"`
@@ -84,6 +91,11 @@ func Summarize(r *sim.Result, lb float64) Summary {
 			within++
 		}
 		s.Preemptions += int(j.Preemptions)
+		if j.Preemptions > 0 {
+			s.PreemptedJobs++
+			s.MostPreemptions = max(s.MostPreemptions, int(j.Preemptions))
+			s.LostGPUHours += float64(j.GPUs) * j.Lost / 3600
+		}
 		u := r.User(i)
 		a := users[u]
 		if a == nil {

@@ -67,6 +67,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := r.writePreemption(w); err != nil {
+		return err
+	}
 	return r.writeFairness(w)
 }
 

@@ -44,12 +44,16 @@ type Config struct {
 	// Check, when true, verifies the free-GPU accounting after every event
 	// (slow; for tests).
 	Check bool
+	// Preemptible, when not nil, tells which jobs opted in to preemption
+	// (policy.Task.Preemptible; the preemptrule package builds it from a
+	// rule). asrpt-preempt stops only those; las preempts every job.
+	Preemptible func(*job.Job) bool
 	// RecordNodes fills Result.Nodes (one small slice per job: off for
 	// the large replays).
 	RecordNodes bool
 }
 
-// JobResult is what happened to one job: 56 bytes without pointers, so
+// JobResult is what happened to one job: 64 bytes without pointers, so
 // that a replay of millions of jobs keeps its results compactly. Who the
 // job is (id, user, account) is on the Result (Result.ID, User, Account).
 type JobResult struct {
@@ -67,6 +71,11 @@ type JobResult struct {
 	GPUs int32
 	// Preemptions counts how often the job was stopped.
 	Preemptions int32
+	// Lost is the time in seconds the job ran without making progress
+	// that counts: the restart cost of each restart
+	// (policy.Params.RestartCost) and the work each preemption lost
+	// (Params.LostWork). GPUs·Lost is the GPU-seconds preemption wasted.
+	Lost float64
 }
 
 // JCT returns the job completion time End−Submit in seconds.
@@ -425,6 +434,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			r := &res.Jobs[t.Seq]
 			r.End = c.at
 			r.RunTime += c.at - t.Start
+			if r.Preemptions > 0 {
+				r.Lost += math.Min(env.Params.RestartCost, c.at-t.Start)
+			}
 			pol.Finish(now, t)
 			pred.Observe(t.Job, c.at)
 			if groups != nil {
@@ -447,6 +459,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			if err != nil {
 				return nil, err
 			}
+			t.Preemptible = cfg.Preemptible != nil && cfg.Preemptible(j)
 			st := &state{task: t}
 			states[next] = st
 			res.Jobs[next] = JobResult{GPUs: int32(j.GPUs), Submit: j.Submit,
@@ -467,9 +480,16 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 		}
 		for _, t := range preempted {
 			st := states[t.Seq]
-			st.done += (now - t.Start) / t.TrueRunTime(t.Alpha)
 			r := &res.Jobs[t.Seq]
-			r.RunTime += now - t.Start
+			ran := now - t.Start
+			wasted := 0.0 // the restart cost of this run, then the work lost
+			if r.Preemptions > 0 {
+				wasted = math.Min(env.Params.RestartCost, ran)
+			}
+			wasted += math.Min(env.Params.LostWork, ran-wasted)
+			st.done += (ran - wasted) / t.TrueRunTime(t.Alpha)
+			r.RunTime += ran
+			r.Lost += wasted
 			r.Preemptions++
 			st.version++
 			pending++
@@ -490,6 +510,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			}
 			pending--
 			left := math.Max(1-st.done, 0) * t.TrueRunTime(t.Alpha)
+			if res.Jobs[t.Seq].Preemptions > 0 {
+				left += env.Params.RestartCost // requeue, start-up, checkpoint load
+			}
 			seq++
 			comps.push(completion{at: now + left, seq: seq, version: st.version, st: st})
 		}

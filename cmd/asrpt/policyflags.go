@@ -5,7 +5,14 @@ import (
 	"fmt"
 
 	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/preemptrule"
 )
+
+// preemptFlag registers --preemptible, the opt-in rule of the replayed
+// jobs (preemptrule.Parse), on fs.
+func preemptFlag(fs *flag.FlagSet, r *preemptrule.Rule) {
+	fs.Var(r, "preemptible", "jobs that opted in to preemption, for asrpt-preempt: none, all, longest:SHARE (the longest job families holding SHARE of the jobs) or accounts:A,B")
+}
 
 // policyFlags registers the policy tunables shared by replay and quality
 // on fs, with p's values as defaults, and returns the function to call
@@ -22,6 +29,11 @@ func policyFlags(fs *flag.FlagSet, p *policy.Params) func() error {
 	fs.Var(secondsFlag{p: &p.WaitLimit, zero: true}, "wait-limit", "A-SRPT: a job waiting this long moves to the front of the order (seconds or 90m, 24h, 2d; 0: no bound)")
 	fs.Float64Var(&p.WaitScale, "wait-scale", p.WaitScale, "A-SRPT: a job waiting this many times the mean wait of the last 128 jobs started (at least 10 minutes) moves to the front (0: no bound)")
 	fs.Float64Var(&p.WaitFactor, "wait-factor", p.WaitFactor, "A-SRPT: a job waiting this many times its predicted run time (at least 10 minutes) moves to the front (0: no bound)")
+	fs.Var(secondsFlag{p: &p.PreemptExempt, zero: true}, "preempt-exempt", "asrpt-preempt: a job is not preempted before it has run this long since its last start (seconds or 90m, 24h)")
+	fs.IntVar(&p.MaxPreemptions, "max-preemptions", p.MaxPreemptions, "asrpt-preempt: the most times one job is preempted")
+	fs.IntVar(&p.PreemptBudget, "preempt-budget", p.PreemptBudget, "asrpt-preempt: the most jobs one scheduling pass preempts")
+	fs.Var(secondsFlag{p: &p.RestartCost, zero: true}, "restart-cost", "replay: seconds a preempted job spends on its GPUs after each restart before it progresses again (every preemptive policy)")
+	fs.Var(secondsFlag{p: &p.LostWork, zero: true}, "lost-work", "replay: seconds of work a job loses at each preemption (since its last checkpoint)")
 	fs.Float64Var(&p.OverdueShare, "overdue-share", p.OverdueShare, "A-SRPT: the overdue jobs at the front ask for at most this share of the GPUs together, the others keep their place until room frees (0..1; 0: no cap)")
 	return func() error {
 		u, err := policy.ParseUnseen(*unseen)

@@ -12,6 +12,7 @@ import (
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/quality"
 	"github.com/asrpt/asrpt/report"
 )
@@ -59,6 +60,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&asJSON, "json", false, "print the whole result as JSON on stdout instead of the table")
 	fs.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "replays run at once")
 	readParams := policyFlags(fs, &params)
+	var optIn preemptrule.Rule
+	preemptFlag(fs, &optIn)
 	siteOpts := siteFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -125,6 +128,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res, err := quality.Run(ctx, all, quality.Config{
 		Policies:     names,
 		Params:       params,
+		Preemptible:  optIn,
 		Site:         site,
 		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
 		Seeds:        seeds,

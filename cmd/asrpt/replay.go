@@ -20,6 +20,7 @@ import (
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
 	"github.com/asrpt/asrpt/trace"
@@ -66,6 +67,7 @@ type replayFlags struct {
 	retrainEvery      float64
 	progress          string
 	frozen            bool
+	preemptible       preemptrule.Rule
 	// Fairness: the accounts' shares file (sacctmgr show assoc -P), and
 	// how many accounts, users and longest waits to show per policy.
 	sharesPath                 string
@@ -96,6 +98,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&f.topUsers, "top-users", 0, "users with the most GPU-hours listed per policy in the table (the JSON has all)")
 	fs.IntVar(&f.top, "longest", 5, "longest-waiting jobs listed per policy, in the table and the JSON")
 	readParams := policyFlags(fs, &f.params)
+	preemptFlag(fs, &f.preemptible)
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
 	fs.Var(secondsFlag{p: &f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
@@ -217,6 +220,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "asrpt replay: %d jobs larger than the cluster's %d GPUs excluded\n", excluded, env.G)
 	}
 
+	optIn := f.preemptible.Selector(prepared)
 	bar := newProgress(stderr, f.progress, len(names))
 	keep := f.plotDir != ""
 	results := make([]*sim.Result, len(names))
@@ -237,7 +241,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 			pred, _ := newPredictor(f.predictor, f.seed, f.retrainEvery)
 			start := time.Now()
 			r, err := sim.RunTable(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
-				Params: f.params, Predictor: pred, Frozen: f.frozen, Progress: bar.update(i, name)})
+				Params: f.params, Predictor: pred, Frozen: f.frozen, Preemptible: optIn, Progress: bar.update(i, name)})
 			if err != nil {
 				errs[i] = fmt.Errorf("policy %s: %w", name, err)
 				return
