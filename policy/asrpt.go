@@ -351,7 +351,11 @@ func (a *asrpt) Update(now float64, t *Task, est prediction.Estimate) {
 		t.virtual = p
 		a.vm.Advance(now, a.release)
 	}
-	if !t.overdue && t.Preemptions == 0 {
+	switch {
+	case t.overdue:
+	case t.Preemptions > 0:
+		a.wait.addDue(t, t.due) // a preempted job keeps its bound
+	default:
 		a.wait.add(t) // the relative bound moves with the prediction
 	}
 	a.promote(now)

@@ -19,13 +19,22 @@ var LASThresholds = []float64{3600, 36000}
 // byLevel orders 2D-LAS jobs by queue level, then submit time (FIFO within
 // a queue, as Tiresias), then sequence.
 func byLevel(a, b *Task) bool {
-	if a.level != b.level {
-		return a.level < b.level
+	if la, lb := a.lasRank(), b.lasRank(); la != lb {
+		return la < lb
 	}
 	if a.Submit != b.Submit {
 		return a.Submit < b.Submit
 	}
 	return a.Seq < b.Seq
+}
+
+// lasRank is t's place among the 2D-LAS queues: its level, or -1, before
+// every queue, while it runs within its exemption (Params.LASExempt).
+func (t *Task) lasRank() int {
+	if t.exempt {
+		return -1
+	}
+	return t.level
 }
 
 // las is Tiresias' discretized two-dimensional least-attained-service
@@ -77,7 +86,7 @@ func (l *las) Finish(now float64, t *Task) {
 	l.cross.Delete(t)
 	l.active.Remove(t)
 	l.account(now, t)
-	t.running = false
+	t.running, t.exempt = false, false
 }
 
 // untilThreshold returns the running time in seconds t needs, from its
@@ -108,10 +117,18 @@ func (l *las) account(now float64, t *Task) {
 	}
 }
 
-// track puts running t into the threshold tree when it has a next queue.
+// track puts running t into the threshold tree when it has a next queue
+// or an exemption to end, keyed by the earlier of the two.
 func (l *las) track(t *Task) {
+	end := math.Inf(1)
 	if t.level < len(LASThresholds) {
-		t.end = t.lastSeen + t.untilThreshold(t.level)
+		end = t.lastSeen + t.untilThreshold(t.level)
+	}
+	if t.exempt {
+		end = math.Min(end, t.Start+l.env.Params.LASExempt)
+	}
+	if !math.IsInf(end, 1) {
+		t.end = end
 		l.cross.ReplaceOrInsert(t)
 	}
 }
@@ -122,7 +139,7 @@ func (l *las) stop(now float64, t *Task) {
 	l.cross.Delete(t)
 	l.active.Remove(t)
 	l.account(now, t)
-	t.running = false
+	t.running, t.exempt = false, false
 	l.active.Insert(t)
 }
 
@@ -153,6 +170,9 @@ func (l *las) Schedule(now float64, free *placement.Free) []Decision {
 		l.cross.DeleteMin()
 		l.active.Remove(t)
 		l.account(now, t)
+		if t.exempt && now-t.Start >= l.env.Params.LASExempt-timeEpsilon {
+			t.exempt = false // its exemption is over: back to its queue
+		}
 		l.active.Insert(t)
 		l.track(t)
 	}
@@ -171,7 +191,13 @@ func (l *las) Schedule(now float64, free *placement.Free) []Decision {
 			continue
 		}
 		t.lastSeen = now
-		l.active.Refresh(t)
+		if l.env.Params.LASExempt > 0 {
+			l.active.Remove(t)
+			t.exempt = true
+			l.active.Insert(t)
+		} else {
+			l.active.Refresh(t)
+		}
 		l.track(t)
 		out = append(out, Decision{Task: t})
 	}

@@ -53,8 +53,9 @@ func (e *ParamError) Error() string {
 //   - WaitLimit: a finite number of seconds in 0..MaxWaitLimit (0: none);
 //   - WaitFactor, WaitScale: a finite number in 0..MaxWaitFactor (0: none);
 //   - OverdueShare: a finite number in 0..1 (0: no cap);
-//   - PreemptExempt, RestartCost, LostWork: seconds in 0..MaxWaitLimit;
-//   - MaxPreemptions: 0..MaxPreemptionsBound; PreemptBudget: ≥ 0.
+//   - PreemptExempt, LASExempt, RestartCost, LostWork: seconds in 0..MaxWaitLimit;
+//   - MaxPreemptions: 0..MaxPreemptionsBound; PreemptBudget: ≥ 0;
+//   - PreemptMargin: a finite number in 1..MaxWaitFactor.
 //
 // NaN and infinities are out of every range.
 func (p Params) Validate() error {
@@ -106,6 +107,12 @@ func (p Params) Validate() error {
 	}
 	if p.PreemptBudget < 0 {
 		return &ParamError{Name: "preempt_budget", Value: strconv.Itoa(p.PreemptBudget), Want: "an integer ≥ 0"}
+	}
+	if err := num("las_exempt", p.LASExempt, 0, MaxWaitLimit); err != nil {
+		return err
+	}
+	if err := num("preempt_margin", p.PreemptMargin, 1, MaxWaitFactor); err != nil {
+		return err
 	}
 	if err := num("restart_cost", p.RestartCost, 0, MaxWaitLimit); err != nil {
 		return err

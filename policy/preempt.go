@@ -14,23 +14,32 @@ import (
 // to start the head of the release queue when it cannot start otherwise.
 //
 // A running job j that opted in is a candidate when it has run at least
-// Params.PreemptExempt seconds since its last start and been stopped fewer
-// than Params.MaxPreemptions times. Its key is the virtual work it is
-// expected to hold the cluster for: (g_j/G)·(left_j + RestartCost), where
-// left_j is its predicted remaining run time, or, once it has outrun its
-// prediction, the time it has run so far (as the running set's doubling
-// rule expects it to run as long again: Tiresias' attained service). A pass
-// finds the head h (the first released job that is not held back); when h
-// does not fit in the free GPUs, it stops the candidates whose key exceeds
-// h's virtual size, the largest key first, until h's GPUs are free, at
-// most Params.PreemptBudget of them, and only if that frees enough GPUs.
-// A stopped job goes back to the release queue keyed by its remaining
-// virtual work (left_j + RestartCost), and is not started again in the
-// pass that stopped it.
+// Params.PreemptExempt seconds since its last start, been stopped fewer
+// than Params.MaxPreemptions times, and asks for no more GPUs than the job
+// it would make way for. Its key is the virtual work it is expected to
+// hold the cluster for: (g_j/G)·(left_j + RestartCost), where left_j is
+// its predicted remaining run time, or, once it has outrun its prediction,
+// the time it has run so far (as the running set's doubling rule expects
+// it to run as long again: Tiresias' attained service). A pass finds the
+// head h (the first released job that is not held back); when h does not
+// fit in the free GPUs, it stops the candidates whose key exceeds
+// PreemptMargin times h's virtual size, the largest key first, until h's
+// GPUs are free, at most Params.PreemptBudget of them, and only if that
+// frees enough GPUs and h then places. A stopped job goes back to the
+// release queue keyed by its remaining virtual work (left_j +
+// RestartCost), is not started again in the pass that stopped it, and is
+// watched by the site's fixed wait bounds (WaitLimit, WaitFactor) counted
+// from its stop.
 //
 // What a job that opted in is promised: it is stopped at most
-// MaxPreemptions times, never within PreemptExempt of a start, and never
-// while the cluster has room for the job it would make way for.
+// MaxPreemptions times, never within PreemptExempt of a start, never while
+// the cluster has room for the job it would make way for, never for a job
+// narrower than itself (so the GPUs it needs to restart are no harder to
+// find than those it gave up), and only for a job with under
+// 1/PreemptMargin of its remaining virtual work. Once stopped it ranks as
+// a job of its remaining work submitted then, under the wait bounds the
+// site set; with none set (the replay's default) it can wait behind a
+// stream of smaller work, as any large job under SRPT can.
 
 // maxCandidates bounds how many running jobs one preemption step looks at
 // (the first ones of the running set by predicted end, latest first).
@@ -53,11 +62,17 @@ func (a *asrpt) progress(now float64, t *Task) float64 {
 // (at α_min): (g/G)·(left + RestartCost), where left is its predicted
 // remaining run time, or served once it has outrun its prediction.
 func (a *asrpt) leftKey(t *Task, served float64) float64 {
-	left := t.Ranked() - served
-	if left <= 0 {
-		left = served
+	return float64(t.GPUs) / float64(a.env.G) * (a.leftRun(t, served) + a.env.Params.RestartCost)
+}
+
+// leftRun returns the predicted remaining run time, seconds at α_min, of
+// a job that has done served seconds of work: its ranked prediction less
+// served, or served once it has outrun the prediction.
+func (a *asrpt) leftRun(t *Task, served float64) float64 {
+	if left := t.Ranked() - served; left > 0 {
+		return left
 	}
-	return float64(t.GPUs) / float64(a.env.G) * (left + a.env.Params.RestartCost)
+	return served
 }
 
 // preemptKey returns running t's key at now: its remaining virtual work in
@@ -111,8 +126,8 @@ func (a *asrpt) preempt(now float64, free *placement.Free) []*Task {
 		if n++; n > maxCandidates {
 			return false
 		}
-		if a.preemptible(now, t) {
-			if k := a.preemptKey(now, t); k > h.virtual {
+		if a.preemptible(now, t) && t.GPUs <= h.GPUs {
+			if k := a.preemptKey(now, t); k > p.PreemptMargin*h.virtual {
 				cands = append(cands, cand{t, k})
 			}
 		}
@@ -159,6 +174,9 @@ func (a *asrpt) preempt(now float64, free *placement.Free) []*Task {
 		// Back to the release queue, keyed by its remaining virtual work.
 		t.virtual = cands[i].key
 		a.release(t, now)
+		// The site's wait bounds hold from the stop, as for a job of its
+		// remaining run time submitted then.
+		a.wait.addFrom(t, now, a.leftRun(t, t.served))
 	}
 	a.victims = victims
 	return victims

@@ -141,11 +141,20 @@ type Params struct {
 	MaxPreemptions int
 	// PreemptBudget is the most jobs one asrpt-preempt pass preempts.
 	PreemptBudget int
+	// PreemptMargin is how many times the virtual work of the job it makes
+	// way for a running job's remaining virtual work must be before
+	// asrpt-preempt stops it (≥ 1): a misprediction of the head or the
+	// victim by less than this factor does not swap them.
+	PreemptMargin float64
 	// RestartCost is the time in seconds a preempted job spends on its GPUs
 	// after each restart before it makes progress again (requeue, start-up,
 	// loading its checkpoint). The replay charges it to every preemption
 	// of every policy; asrpt-preempt counts it against preempting.
 	RestartCost float64
+	// LASExempt is las's exemption, seconds: a job that has run less than
+	// this since its last start is not preempted (it ranks before every
+	// queue meanwhile). 0, the default, is Tiresias' 2D-LAS as published.
+	LASExempt float64
 	// LostWork is the work in seconds a preempted job loses at each
 	// preemption (what it did since its last checkpoint; 0 when it
 	// checkpoints on the signal), at most what it did in that run.
@@ -168,7 +177,7 @@ const MinWaitBase = 600
 func DefaultParams() Params {
 	return Params{CommHeavy: 1.5, Tau: 0, Slack: 0.05, Unseen: UnseenFallback, Depth: 1000,
 		Reservations: DefaultReservations, Rank: RankMedian,
-		PreemptExempt: DefaultPreemptExempt, MaxPreemptions: DefaultMaxPreemptions, PreemptBudget: DefaultPreemptBudget}
+		PreemptExempt: DefaultPreemptExempt, MaxPreemptions: DefaultMaxPreemptions, PreemptBudget: DefaultPreemptBudget, PreemptMargin: DefaultPreemptMargin}
 }
 
 // The defaults of asrpt-preempt's tunables: an exemption of an hour, at
@@ -179,6 +188,7 @@ const (
 	DefaultPreemptExempt  = 3600
 	DefaultMaxPreemptions = 3
 	DefaultPreemptBudget  = 4
+	DefaultPreemptMargin  = 4
 )
 
 // DefaultReservations is the default K of A-SRPT's revised dispatch,
@@ -280,6 +290,7 @@ type Task struct {
 	key       float64 // queue order key
 	end       float64 // predicted end while running, seconds
 	level     int     // 2D-LAS queue level
+	exempt    bool    // 2D-LAS: running within Params.LASExempt of its last start, not preempted
 	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
 	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
 	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound

@@ -95,6 +95,31 @@ func (w *waitBound) add(t *Task) {
 	}
 }
 
+// addFrom starts watching t, a job stopped at from with left seconds of
+// predicted run time to go, under the fixed bounds counted from the stop:
+// overdue at from + WaitLimit or from + WaitFactor·max(left, MinWaitBase),
+// whichever comes first. The relative bound (WaitScale), which counts
+// from the submit, does not watch it.
+func (w *waitBound) addFrom(t *Task, from, left float64) {
+	due := math.Inf(1)
+	if w.limit > 0 {
+		due = from + w.limit
+	}
+	if w.factor > 0 {
+		due = math.Min(due, from+w.factor*math.Max(left, MinWaitBase))
+	}
+	w.addDue(t, due)
+}
+
+// addDue watches t, a preempted job, under its own bound: it becomes
+// overdue at due (+Inf: never).
+func (w *waitBound) addDue(t *Task, due float64) {
+	t.due = due
+	if !math.IsInf(due, 1) {
+		w.tree.ReplaceOrInsert(t)
+	}
+}
+
 // remove stops watching t (started, withdrawn, overdue, re-predicted).
 func (w *waitBound) remove(t *Task) {
 	if t.overdue {

@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/prediction"
+)
+
+// TestPreemptStep checks asrpt-preempt's step (preempt.go) on one 8-GPU
+// node: a long job that opted in runs from 0; a short job arrives at 3000
+// and cannot start beside it. Whether the long job is stopped at the pass
+// at `at` depends on its opt-in, its exemption, its earlier preemptions,
+// the pass budget, whether it is wider than the short job, and whether
+// what it has left is more than PreemptMargin times the short job.
+func TestPreemptStep(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		preemptible bool
+		longGPUs    int
+		longPred    float64 // the long job's prediction, seconds
+		shortGPUs   int
+		shortPred   float64
+		earlier     int // the long job's earlier preemptions
+		budget      int
+		at          float64
+		want        []string // decisions of the pass at `at`: "-id" preempts, "+id" starts
+	}{
+		{"stops the long job", true, 8, 100000, 8, 100, 0, 4, 4000, []string{"-long", "+short"}},
+		{"not opted in", false, 8, 100000, 8, 100, 0, 4, 4000, nil},
+		{"within its exemption", true, 8, 100000, 8, 100, 0, 4, 3500, nil},
+		{"preempted enough already", true, 8, 100000, 8, 100, DefaultMaxPreemptions, 4, 4000, nil},
+		{"no budget", true, 8, 100000, 8, 100, 0, 0, 4000, nil},
+		{"room beside it", true, 4, 100000, 4, 100, 0, 4, 4000, []string{"+short"}},
+		{"wider than the job it would make way for", true, 8, 100000, 4, 100, 0, 4, 4000, nil},
+		{"nearly done", true, 8, 4100, 8, 1000, 0, 4, 4000, nil},
+		{"ahead, but within the margin", true, 8, 4300, 8, 100, 0, 4, 4000, nil},
+		{"outran its prediction: its service counts", true, 8, 1000, 8, 100, 0, 4, 4000, []string{"-long", "+short"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultParams()
+			p.PreemptBudget = tc.budget
+			env := NewEnv(cluster.Uniform(1, 8), p)
+			pol, err := New("asrpt-preempt", env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mk := func(id string, seq, gpus int, d, submit float64) *Task {
+				task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return task
+			}
+			free := placement.NewFree(env.Cluster)
+			long := mk("long", 0, tc.longGPUs, tc.longPred, 0)
+			long.Preemptible = tc.preemptible
+			pol.Arrive(0, long)
+			if got := decided(pol.Schedule(0, free)); !equal(got, []string{"+long"}) {
+				t.Fatalf("pass at 0: %v, want the long job started", got)
+			}
+			long.Preemptions = tc.earlier // as if stopped before this run
+			short := mk("short", 1, tc.shortGPUs, tc.shortPred, 3000)
+			pol.Arrive(3000, short)
+			if got := decided(pol.Schedule(3000, free)); tc.name != "room beside it" && len(got) != 0 {
+				t.Fatalf("pass at 3000: %v, want nothing (within the exemption)", got)
+			}
+			if tc.name == "room beside it" {
+				return // it started at 3000 already
+			}
+			got := decided(pol.Schedule(tc.at, free))
+			if !equal(got, tc.want) {
+				t.Fatalf("pass at %v: %v, want %v", tc.at, got, tc.want)
+			}
+			if len(tc.want) == 2 {
+				if !long.Pending() || long.Preemptions != tc.earlier+1 {
+					t.Errorf("long job: pending %v, preemptions %d: want pending, %d", long.Pending(), long.Preemptions, tc.earlier+1)
+				}
+				if want := 8 - tc.shortGPUs; free.Total() != want {
+					t.Errorf("free GPUs %d after the pass, want %d", free.Total(), want)
+				}
+				// The short job ends: the long one restarts, expected to
+				// end after what it had left.
+				if err := free.Give(&short.Placement); err != nil {
+					t.Fatal(err)
+				}
+				pol.Finish(tc.at+100, short)
+				got := decided(pol.Schedule(tc.at+100, free))
+				if !equal(got, []string{"+long"}) {
+					t.Fatalf("pass after the short job: %v, want the long job restarted", got)
+				}
+				ran := tc.at
+				wantEnd := tc.at + 100 + max(tc.longPred-ran, minRemaining)
+				if long.end != wantEnd {
+					t.Errorf("restarted long job's predicted end %v, want %v", long.end, wantEnd)
+				}
+			}
+		})
+	}
+}
+
+// decided names a pass's decisions: "-id" for a preemption, "+id" for a
+// start.
+func decided(ds []Decision) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Preempt {
+			out = append(out, "-"+d.Task.ID)
+		} else {
+			out = append(out, "+"+d.Task.ID)
+		}
+	}
+	return out
+}
