@@ -72,6 +72,10 @@ var Names = []string{"fifo", "backfill", "easypp", "spjf", "spwf", "wcs-subtime"
 // opt-in rule (sim.Config.Preemptible).
 var Extra = []string{"asrpt-preempt"}
 
+// Preemptive reports whether the policy base (no -oracle suffix) stops
+// running jobs: such a policy is no non-preemptive baseline.
+func Preemptive(base string) bool { return base == "las" || base == "asrpt-preempt" }
+
 // OracleSuffix, appended to a policy name, runs that policy with perfect
 // predictions (for example "asrpt-oracle").
 const OracleSuffix = "-oracle"

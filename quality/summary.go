@@ -161,7 +161,7 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 			if t > 0 && !isOracle && base != candidate && base != candidate+FactorSuffix && (bestOther == 0 || t < bestOther) {
 				bestOther = t
 			}
-			if t == 0 || base == candidate || base == preemptive || base == candidate+FactorSuffix {
+			if t == 0 || base == candidate || base == preemptive || base == candidate+FactorSuffix || (policy.Preemptive(base) && base != candidate) {
 				continue
 			}
 			if !isOracle && (bestTotal == 0 || t < bestTotal) {
