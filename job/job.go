@@ -28,6 +28,9 @@ type Job struct {
 	// Iterations is the true number of training iterations of a profiled job;
 	// its run time under placement π is Iterations·α(π).
 	Iterations float64
+	// Preemptible says the job opted in to preemption: its comment declared
+	// how it stops (a valid "asrpt:preempt=SIGNAL@SECONDS" word, jobword).
+	Preemptible bool
 }
 
 // Profiled reports whether the job carries a model profile.

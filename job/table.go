@@ -38,6 +38,7 @@ type record struct {
 	user, account, partition, qos          uint32
 	state, profile                         uint32
 	idLen, nameLen                         uint16
+	preemptible                            bool // in the padding: still 80 bytes
 }
 
 const (
@@ -133,7 +134,8 @@ func (t *Table) encode(j *Job) (record, error) {
 		gpus: int32(j.GPUs), nodes: int32(j.Nodes), idOff: uint32(len(t.text)), idLen: uint16(len(j.ID)),
 		nameOff: uint32(len(t.text) + len(j.ID)), nameLen: uint16(len(j.Name)),
 		user: t.handle(j.User), account: t.handle(j.Account),
-		partition: t.handle(j.Partition), qos: t.handle(j.QOS), state: t.handle(j.State), profile: t.handle(j.Profile)}
+		partition: t.handle(j.Partition), qos: t.handle(j.QOS), state: t.handle(j.State), profile: t.handle(j.Profile),
+		preemptible: j.Preemptible}
 	t.text = append(t.text, j.ID...)
 	t.text = append(t.text, j.Name...)
 	return r, nil
@@ -176,7 +178,7 @@ func (t *Table) Job(i int) Job {
 	return Job{ID: t.ID(i), Submit: r.submit, User: t.str(r.user), Name: t.textOf(r.nameOff, r.nameLen),
 		Account: t.str(r.account), Partition: t.str(r.partition),
 		QOS: t.str(r.qos), GPUs: int(r.gpus), Nodes: int(r.nodes), RunTime: r.runTime, TimeLimit: r.timeLimit,
-		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations}
+		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations, Preemptible: r.preemptible}
 }
 
 // Jobs returns every job as a slice of Job values, in order.
@@ -199,6 +201,10 @@ func (t *Table) RunTime(i int) float64 { return t.rec(i).runTime }
 
 // SetRunTime sets the run time of job i, seconds.
 func (t *Table) SetRunTime(i int, s float64) { t.rec(i).runTime = s }
+
+// Preemptible reports whether job i opted in to preemption
+// (Job.Preemptible).
+func (t *Table) Preemptible(i int) bool { return t.rec(i).preemptible }
 
 // Profiled reports whether job i is profiled (Job.Profiled).
 func (t *Table) Profiled(i int) bool {

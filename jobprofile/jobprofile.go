@@ -18,15 +18,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/placement"
 )
 
 // TokenPrefix starts the comment word that names a job's profile.
-const TokenPrefix = "asrpt:"
-
-// maxTokenLen bounds a model name and the part of a word a problem
-// quotes, bytes.
-const maxTokenLen = 64
+const TokenPrefix = jobword.Prefix
 
 // Source says where a job's profile came from.
 type Source string
@@ -37,44 +34,28 @@ const (
 	SourceDefault Source = "default"
 )
 
-// ErrToken marks a comment word with the asrpt: prefix that is not a valid
-// profile name.
-var ErrToken = errors.New("bad asrpt: word in the job comment")
+// ErrToken marks a comment word with the asrpt: prefix that is not valid
+// (jobword.ErrWord).
+var ErrToken = jobword.ErrWord
 
-// ParseComment returns the model the comment names. ok is false when no
-// word of the comment starts with TokenPrefix. A word with the prefix must
-// be exactly "asrpt:model=NAME" with NAME of at most 64 letters, digits, '.',
-// '-' and '_', and there must be at most one; anything else is an error
-// wrapping ErrToken, quoting the word. The model is returned lower-cased
-// and not checked against the catalogue.
+// ParseComment returns the model the comment names (jobword.Parse). ok is
+// false when no model word, and no word of an unknown asrpt: key, is in
+// the comment. A model word must be exactly "asrpt:model=NAME" with NAME
+// of at most 64 letters, digits, '.', '-' and '_', and there must be at
+// most one; a word with the prefix and an unknown key is an error too
+// (a misspelt model word must not pass unnoticed). Errors wrap ErrToken
+// and quote the word. A preempt word is not this function's business: a
+// bad one is reported where preemption is decided. The model is returned
+// lower-cased and not checked against the catalogue.
 func ParseComment(comment string) (model string, ok bool, err error) {
-	for _, w := range strings.Fields(comment) {
-		if !strings.HasPrefix(strings.ToLower(w), TokenPrefix) {
-			continue
-		}
-		if ok {
-			return "", true, fmt.Errorf("%w: more than one (%q)", ErrToken, clip(w))
-		}
-		ok = true
-		key, val, found := strings.Cut(w[len(TokenPrefix):], "=")
-		switch {
-		case !found || strings.ToLower(key) != "model":
-			return "", true, fmt.Errorf("%w: %q: want asrpt:model=NAME", ErrToken, clip(w))
-		case len(val) > maxTokenLen:
-			return "", true, fmt.Errorf("%w: %q: the model name is longer than %d bytes", ErrToken, clip(w), maxTokenLen)
-		case val == "" || strings.Trim(strings.ToLower(val), "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "":
-			return "", true, fmt.Errorf("%w: %q: the model name must be letters, digits, '.', '-' or '_'", ErrToken, clip(w))
-		}
-		model = strings.ToLower(val)
+	w := jobword.Parse(comment)
+	switch {
+	case w.ModelErr != nil:
+		return "", true, w.ModelErr
+	case w.Unknown != nil:
+		return "", true, w.Unknown
 	}
-	return model, ok, nil
-}
-
-func clip(s string) string {
-	if len(s) > maxTokenLen {
-		return s[:maxTokenLen] + "…"
-	}
-	return s
+	return w.Model, w.HasModel, nil
 }
 
 // Rule gives the jobs it matches a catalogue profile. A job matches when

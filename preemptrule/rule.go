@@ -31,6 +31,10 @@ const (
 	Longest
 	// Accounts: the jobs of the named accounts.
 	Accounts
+	// Comment: the jobs whose comment declares how they stop, an
+	// "asrpt:preempt=SIGNAL@SECONDS" word (job.Job.Preemptible; the sacct
+	// reader fills it from the Comment field).
+	Comment
 )
 
 // MaxAccounts bounds the accounts one rule may name.
@@ -45,7 +49,8 @@ type Rule struct {
 	Accounts []string
 }
 
-// Parse reads a rule: "none", "all", "longest:SHARE" (0 < SHARE ≤ 1, the
+// Parse reads a rule: "none", "all", "comment" (the jobs whose comment
+// opted in), "longest:SHARE" (0 < SHARE ≤ 1, the
 // share of jobs in the longest families) or "accounts:A,B,…". The error
 // names what is wrong.
 func Parse(s string) (Rule, error) {
@@ -55,6 +60,8 @@ func Parse(s string) (Rule, error) {
 		return Rule{Kind: None}, nil
 	case kind == "all" && !hasArg:
 		return Rule{Kind: All}, nil
+	case kind == "comment" && !hasArg:
+		return Rule{Kind: Comment}, nil
 	case kind == "longest" && hasArg:
 		f, err := strconv.ParseFloat(arg, 64)
 		if err != nil || !(f > 0 && f <= 1) {
@@ -73,7 +80,7 @@ func Parse(s string) (Rule, error) {
 		}
 		return Rule{Kind: Accounts, Accounts: names}, nil
 	}
-	return Rule{}, fmt.Errorf("preemptible rule %q: want none, all, longest:SHARE or accounts:A,B", s)
+	return Rule{}, fmt.Errorf("preemptible rule %q: want none, all, comment, longest:SHARE or accounts:A,B", s)
 }
 
 // String returns the rule as Parse reads it.
@@ -81,6 +88,8 @@ func (r Rule) String() string {
 	switch r.Kind {
 	case All:
 		return "all"
+	case Comment:
+		return "comment"
 	case Longest:
 		return "longest:" + strconv.FormatFloat(r.Share, 'g', -1, 64)
 	case Accounts:
@@ -121,6 +130,8 @@ func (r Rule) Selector(jobs Jobs) func(*job.Job) bool {
 	switch r.Kind {
 	case All:
 		return func(*job.Job) bool { return true }
+	case Comment:
+		return func(j *job.Job) bool { return j.Preemptible }
 	case Accounts:
 		set := make(map[string]bool, len(r.Accounts))
 		for _, a := range r.Accounts {

@@ -17,6 +17,8 @@ func TestParse(t *testing.T) {
 	}{
 		{"none", "none", ""},
 		{"all", "all", ""},
+		{"comment", "comment", ""},
+		{"comment:x", "", "want none, all"},
 		{"longest:0.2", "longest:0.2", ""},
 		{"longest:1", "longest:1", ""},
 		{"accounts:ml,vision", "accounts:ml,vision", ""},
@@ -58,6 +60,7 @@ func TestSelector(t *testing.T) {
 		}
 	}
 	add("a", "long", "ml", 4, 10000)
+	jobs[0].Preemptible = true // its comment opted it in
 	add("b", "mid", "ml", 4, 1000)
 	add("c", "short", "web", 2, 10)
 	chosen := func(rule string) string {
@@ -84,6 +87,7 @@ func TestSelector(t *testing.T) {
 		{"longest:0.41", "long,mid"}, // the next family is taken whole
 		{"longest:1", "long,mid,short"},
 		{"accounts:web", "short"},
+		{"comment", "long"},
 		{"accounts:ml,nobody", "long,mid"},
 	}
 	for _, c := range cases {
@@ -97,7 +101,7 @@ func TestSelector(t *testing.T) {
 // rule, or errors naming the rule; a share is in (0, 1] and no account
 // name is empty.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"none", "all", "longest:0.2", "accounts:a,b", "longest:1e-9", "accounts:,", "longest:+Inf"} {
+	for _, s := range []string{"none", "all", "comment", "longest:0.2", "accounts:a,b", "longest:1e-9", "accounts:,", "longest:+Inf"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/internal/slurmtime"
+	"github.com/asrpt/asrpt/jobword"
 
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/slurmclient/jobstate"
@@ -38,13 +39,14 @@ const (
 	sAllocTRES
 	sReqTRES
 	sState
+	sComment
 	numSacct
 )
 
 var sacctNames = [numSacct]string{
 	"JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "QOS",
 	"Submit", "Start", "End", "Elapsed", "ElapsedRaw", "Timelimit", "TimelimitRaw",
-	"NNodes", "NodeList", "AllocTRES", "ReqTRES", "State",
+	"NNodes", "NodeList", "AllocTRES", "ReqTRES", "State", "Comment",
 }
 
 // RecommendedSacct is the sacct command line FORMAT.md recommends; add -S
@@ -143,6 +145,13 @@ func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error)
 			st.NotRun++
 			continue
 		}
+		if pos[sComment] >= 0 {
+			w := jobword.Parse(get(sComment))
+			j.Preemptible = w.Preemptible()
+			if w.HasPreempt && w.PreemptErr != nil {
+				st.BadPreemptWords++
+			}
+		}
 		if i, dup := index[j.ID]; dup {
 			st.Duplicates++
 			if err := jobs.set(name, line, i, &j); err != nil {
@@ -159,7 +168,13 @@ func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error)
 	if err := sc.Err(); err != nil {
 		return nil, st, scanError(name, line+1, err)
 	}
-	return jobs.table(), st, nil
+	t := jobs.table()
+	for i := range t.Len() {
+		if t.Preemptible(i) {
+			st.Preemptible++
+		}
+	}
+	return t, st, nil
 }
 
 func scanError(name string, line int, err error) error {

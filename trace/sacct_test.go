@@ -107,6 +107,17 @@ func TestReadSacctCases(t *testing.T) {
 			"8+0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n8+0.0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n",
 			[]job.Job{{ID: "8+0", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"}},
 			Stats{Rows: 2, Jobs: 1, Steps: 1}},
+		{"the comment opts in to preemption, or names a bad word", Options{},
+			"JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|State|Comment\n" +
+				"9|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED|ckpt asrpt:preempt=USR1@120\n" +
+				"10|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED|asrpt:preempt=KILL@5\n" +
+				"11|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED|\n",
+			[]job.Job{
+				{ID: "9", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED", Preemptible: true},
+				{ID: "10", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"},
+				{ID: "11", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"},
+			},
+			Stats{Rows: 3, Jobs: 3, Preemptible: 1, BadPreemptWords: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -121,6 +121,11 @@ type Stats struct {
 	// Duplicates counts sacct rows whose job id had been seen before; the
 	// last row of an id wins (as plain sacct shows only the last attempt).
 	Duplicates int
+	// Preemptible counts the jobs returned whose comment opted them in to
+	// preemption (sacct's Comment field, an asrpt:preempt= word);
+	// BadPreemptWords the rows kept whose preempt word was not valid (those
+	// jobs are not opted in; a duplicate id's rows count each).
+	Preemptible, BadPreemptWords int
 }
 
 // Skipped returns the number of rows read but not returned as jobs.
@@ -128,7 +133,7 @@ func (s Stats) Skipped() int { return s.Rows - s.Jobs }
 
 func (s Stats) String() string {
 	return fmt.Sprintf("%d rows, %d jobs; skipped: %d job steps, %d without GPUs, %d unfinished, %d never ran, %d duplicates",
-		s.Rows, s.Jobs, s.Steps, s.NoGPU, s.Unfinished, s.NotRun, s.Duplicates)
+		s.Rows, s.Jobs, s.Steps, s.NoGPU, s.Unfinished, s.NotRun, s.Duplicates) + s.preemptText()
 }
 
 // ReadFile reads the whole trace at path in format f with default options.
@@ -422,4 +427,12 @@ func (b *jobBuf) unique(name string) error {
 	}
 	return &ParseError{File: name, Line: int(b.lines[bad]), Field: "id",
 		Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, t.ID(bad), b.lines[first])}
+}
+
+// preemptText is the part of String on preempt words, "" without any.
+func (s Stats) preemptText() string {
+	if s.Preemptible == 0 && s.BadPreemptWords == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d opted in to preemption by their comment, %d with a bad asrpt:preempt= word", s.Preemptible, s.BadPreemptWords)
 }
