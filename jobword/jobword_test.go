@@ -108,3 +108,15 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// BenchmarkParse reads a typical comment with both words, as the sacct
+// reader does for every row.
+func BenchmarkParse(b *testing.B) {
+	const comment = "sweep 3 lr=3e-4 asrpt:model=bert-large asrpt:preempt=USR1@120"
+	b.ReportAllocs()
+	for b.Loop() {
+		if w := Parse(comment); !w.Preemptible() {
+			b.Fatal("not preemptible")
+		}
+	}
+}
