@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -71,8 +72,9 @@ func BenchmarkReplayForest(b *testing.B) {
 // predictions (vs-oracle-%): the spread over seeds is the noise floor of
 // the comparisons in README.md. Workloads: the generated default (10,000
 // jobs, 32 nodes × 8 GPUs) at load 1.3, and the Helios excerpt on 64 nodes
-// × 8 GPUs when ../shared/traces is present. Run it alone:
-// go test -run '^$' -bench ReplaySeeds -benchtime 1x ./predictor
+// × 8 GPUs when $ASRPT_TRACES names a directory holding the excerpt
+// (quality/README.md). Run it alone:
+// ASRPT_TRACES=DIR go test -run '^$' -bench ReplaySeeds -benchtime 1x ./predictor
 func BenchmarkReplaySeeds(b *testing.B) {
 	type workload struct {
 		name  string
@@ -86,8 +88,8 @@ func BenchmarkReplaySeeds(b *testing.B) {
 		b.Fatal(err)
 	}
 	wls := []workload{{"gen-load1.3", gen, 32}}
-	const helios = "../../shared/traces/helios-15k-excerpt/helios_data_training.csv"
-	if _, err := os.Stat(helios); err == nil {
+	helios := filepath.Join(os.Getenv("ASRPT_TRACES"), "helios-15k-excerpt", "helios_data_training.csv")
+	if _, err := os.Stat(helios); err == nil && os.Getenv("ASRPT_TRACES") != "" {
 		f, _ := trace.ParseFormat("helios")
 		jobs, _, err := trace.ReadFileStats(helios, f, trace.Options{})
 		if err != nil {

@@ -96,11 +96,16 @@ func TestReadHeliosBad(t *testing.T) {
 	}
 }
 
-// sharedTrace returns the path of an excerpt in ../shared/traces, skipping
-// the test when it is absent.
+// sharedTrace returns the path of an excerpt of a public trace in the
+// directory $ASRPT_TRACES (quality/README.md), skipping the test when the
+// variable is unset or the file absent.
 func sharedTrace(t testing.TB, dir, file string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "traces", dir, file)
+	root := os.Getenv("ASRPT_TRACES")
+	if root == "" {
+		t.Skip("ASRPT_TRACES (a directory of public trace excerpts) not set")
+	}
+	p := filepath.Join(root, dir, file)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("shared trace not available: %v", err)
 	}

@@ -121,7 +121,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if len(skipped) > 0 {
-		fmt.Fprintf(stderr, "asrpt quality: no --traces: skipping the %d trace-file cases (%s)\n", len(skipped), strings.Join(skipped, ", "))
+		fmt.Fprintf(stderr, "asrpt quality: no --traces: skipping the %d trace-file cases (%s); they read DIR/helios-15k-excerpt/ (the public SenseTime Helios trace, github.com/S-Lab-System-Group/HeliosData) and DIR/philly-15k-excerpt/ (the public Microsoft Philly trace, github.com/msr-fiddle/philly-traces), 15,000-job excerpts in the helios format (trace/FORMAT.md): pass --traces DIR (make quality TRACES=DIR)\n", len(skipped), strings.Join(skipped, ", "))
 	}
 
 	start := time.Now()
