@@ -50,6 +50,20 @@ type Client interface {
 	AccountingJobs(ctx context.Context, from, to time.Time) ([]job.Job, error)
 	// APIVersion is the REST API version of the adapter, e.g. "v0.0.42".
 	APIVersion() string
+	// SignalJob sends signal, one of jobword.Signals (without the SIG
+	// prefix), to running job id with delivery d, once: what asks a job that
+	// opted in to preemption to checkpoint and requeue itself. Everything
+	// is checked before anything is sent: a signal not in the list
+	// (ErrInvalid: slurmctld reads a misspelt name as SIGKILL), a delivery
+	// the release cannot make (ErrUnsupported, see SupportsDelivery), a job
+	// that is not RUNNING (ErrNotPending) or is heterogeneous (ErrInvalid).
+	// A delivery error slurmrestd reports only in the answer's status[]
+	// (HTTP 200 on v0.0.42+) is an error too.
+	SignalJob(ctx context.Context, id, signal string, d Delivery) error
+	// SupportsDelivery reports whether SignalJob can make delivery d here:
+	// v0.0.38 (Slurm 22.05–23.11) signals the whole job only (DeliverAll),
+	// v0.0.42 and v0.0.44 every Delivery.
+	SupportsDelivery(d Delivery) bool
 	// SupportsSiteFactor reports whether the adapter's REST API can write
 	// a job's site factor (JobUpdate.SiteFactor): v0.0.42 and v0.0.44 can,
 	// v0.0.38 (Slurm 22.05–23.11) cannot, and UpdateJob refuses such a

@@ -98,11 +98,11 @@ type apiWarning struct {
 // request body's top-level keys, so that a warning naming one of them fails
 // the call. plain is a non-JSON body (401, 400 "Unable to parse query.").
 // op starts with the method: a 200 with errors[] is ErrIgnoredField for
-// an update only (22.05's refused key); for a GET, which sends no key, it
-// is the error number's kind, else ErrServer.
+// an update only (22.05's refused key); for a GET or a DELETE (a signal),
+// which send no key, it is the error number's kind, else ErrServer.
 func classify(op string, status int, errs []apiError, warns []apiWarning, sent []string, plain string) error {
 	e := &APIError{Op: op, Status: status}
-	read := strings.HasPrefix(op, "GET ")
+	read := strings.HasPrefix(op, "GET ") || strings.HasPrefix(op, "DELETE ")
 	for _, x := range errs {
 		n := x.Number
 		if n == 0 {
@@ -156,7 +156,7 @@ func classify(op string, status int, errs []apiError, warns []apiWarning, sent [
 		e.kind = ErrNotPersistent
 	case 2042:
 		e.kind = ErrHeld
-	case 2073, 2085:
+	case 2073, 2085, 2020:
 		e.kind = ErrNotPending
 	case 2018, 2115, 2119, 2127, 2019, 2166, 9000, 9001, 9202:
 		e.kind = ErrInvalid

@@ -181,6 +181,12 @@ func (c *v0038) UpdateJob(ctx context.Context, id string, u JobUpdate) error {
 	return update(ctx, &c.rest, c, p38+"/job/", id, u)
 }
 
+func (c *v0038) SignalJob(ctx context.Context, id, signal string, d Delivery) error {
+	return signalJob(ctx, &c.rest, c, p38+"/job/", id, signal, d, false)
+}
+
+func (c *v0038) SupportsDelivery(d Delivery) bool { return d == DeliverAll }
+
 // remainder addresses the pending tasks of array j by their indices
 // ("10_[3-6]"): 22.05 applies an update of the array's id to its running
 // tasks too (and answers "job array update failed" for both forms).

@@ -151,6 +151,12 @@ func (c *v0044) UpdateJob(ctx context.Context, id string, u JobUpdate) error {
 	return update(ctx, &c.rest, c, p44+"/job/", id, u)
 }
 
+func (c *v0044) SignalJob(ctx context.Context, id, signal string, d Delivery) error {
+	return signalJob(ctx, &c.rest, c, p44+"/job/", id, signal, d, true)
+}
+
+func (c *v0044) SupportsDelivery(d Delivery) bool { return d.flag() != "" }
+
 // remainder addresses the pending tasks of array j by the array's id: from
 // 24.11 on an update of it reaches the remainder record only (an update of
 // "ID_TASK" is refused: "Submit job update against Array Job's JobID").
