@@ -4,10 +4,12 @@
 //
 //   - "asrpt:model=NAME": the job trains NAME, a model of the placement
 //     catalogue (jobprofile decides what it is worth);
-//   - "asrpt:preempt=SIGNAL@SECONDS": the job checkpoints and requeues
+//   - "asrpt:preempt=[B:]SIGNAL@SECONDS": the job checkpoints and requeues
 //     itself when SIGNAL reaches it, and needs SECONDS after the signal to
 //     do so; it opts in to preemption (docs/design.md, "Preempting the
-//     jobs that can resume").
+//     jobs that can resume"). As in Slurm's own --signal=[B:]SIG@TIME, the
+//     signal goes to the job's steps, or with "B:" to its batch shell
+//     alone.
 //
 // The comment is written by the job's user: every word is bounded, the
 // signal is one of a fixed list (never a number, which could name
@@ -49,10 +51,19 @@ type Stop struct {
 	// Grace is the time the job needs from the signal to its requeue,
 	// seconds, 1..MaxGrace.
 	Grace int
+	// Batch says the signal goes to the batch shell alone ("B:"), not to
+	// the job's steps.
+	Batch bool
 }
 
-// String returns the stop as the word writes it: "USR1@120".
-func (s Stop) String() string { return s.Signal + "@" + strconv.Itoa(s.Grace) }
+// String returns the stop as the word writes it: "USR1@120", "B:USR1@120".
+func (s Stop) String() string {
+	w := s.Signal + "@" + strconv.Itoa(s.Grace)
+	if s.Batch {
+		w = "B:" + w
+	}
+	return w
+}
 
 // Words are the asrpt: words of one comment.
 type Words struct {
@@ -121,9 +132,13 @@ func parseModel(word, val string, found bool) (string, error) {
 }
 
 func parseStop(word, val string, found bool) (Stop, error) {
+	batch := len(val) >= 2 && strings.EqualFold(val[:2], "B:")
+	if batch {
+		val = val[2:]
+	}
 	sig, grace, hasGrace := strings.Cut(val, "@")
 	if !found || !hasGrace {
-		return Stop{}, fmt.Errorf("%w: %q: want asrpt:preempt=SIGNAL@SECONDS, e.g. asrpt:preempt=USR1@120", ErrWord, clip(word))
+		return Stop{}, fmt.Errorf("%w: %q: want asrpt:preempt=[B:]SIGNAL@SECONDS, e.g. asrpt:preempt=USR1@120", ErrWord, clip(word))
 	}
 	name := strings.ToUpper(sig)
 	name = strings.TrimPrefix(name, "SIG")
@@ -139,7 +154,7 @@ func parseStop(word, val string, found bool) (Stop, error) {
 	if err != nil || grace == "" || strings.Trim(grace, "0123456789") != "" || n < 1 || n > MaxGrace {
 		return Stop{}, fmt.Errorf("%w: %q: the grace must be whole seconds in 1..%d", ErrWord, clip(word), MaxGrace)
 	}
-	return Stop{Signal: name, Grace: n}, nil
+	return Stop{Signal: name, Grace: n, Batch: batch}, nil
 }
 
 // clip bounds the part of a word an error quotes.

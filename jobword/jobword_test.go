@@ -25,8 +25,11 @@ func TestParse(t *testing.T) {
 		{comment: "asrpt:preempt=USR1@120", stop: "USR1@120", preemptible: true},
 		{comment: "ASRPT:Preempt=sigusr2@90 lr=3e-4 asrpt:model=BERT-Large", model: "bert-large", stop: "USR2@90", preemptible: true},
 		{comment: "asrpt:preempt=TERM@65535", stop: "TERM@65535", preemptible: true},
-		{comment: "asrpt:preempt=USR1", preemptErr: "want asrpt:preempt=SIGNAL@SECONDS"},
-		{comment: "asrpt:preempt", preemptErr: "want asrpt:preempt=SIGNAL@SECONDS"},
+		{comment: "asrpt:preempt=b:usr1@90", stop: "B:USR1@90", preemptible: true},
+		{comment: "asrpt:preempt=R:USR1@90", preemptErr: "the signal must be one of"},
+		{comment: "asrpt:preempt=B:B:USR1@90", preemptErr: "the signal must be one of"},
+		{comment: "asrpt:preempt=USR1", preemptErr: "want asrpt:preempt=[B:]SIGNAL@SECONDS"},
+		{comment: "asrpt:preempt", preemptErr: "want asrpt:preempt=[B:]SIGNAL@SECONDS"},
 		{comment: "asrpt:preempt=KILL@10", preemptErr: "the signal must be one of"},
 		{comment: "asrpt:preempt=9@10", preemptErr: "the signal must be one of"},
 		{comment: "asrpt:preempt=USR1@0", preemptErr: "whole seconds in 1..65535"},
@@ -74,7 +77,7 @@ func TestParse(t *testing.T) {
 // same stop; a model is bounded; an error quotes a bounded part of a word.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "asrpt:preempt=USR1@120", "asrpt:model=vgg16 asrpt:preempt=sigterm@1",
-		"asrpt:preempt=USR1@", "ASRPT:PREEMPT=usr2@065535", "asrpt:preempt=@@", "asrpt:x=1 asrpt:model=\xff"} {
+		"asrpt:preempt=USR1@", "ASRPT:PREEMPT=usr2@065535", "asrpt:preempt=B:TERM@5", "asrpt:preempt=@@", "asrpt:x=1 asrpt:model=\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
