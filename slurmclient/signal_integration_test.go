@@ -67,6 +67,10 @@ func TestLiveSignal(t *testing.T) {
 			t.Errorf("USR1 to a completed job: %v, want ErrNotPending", err)
 		}
 
+		if c.SupportsDelivery(DeliverSteps) {
+			l.signalSteps(t, c)
+		}
+
 		held, heldMarker := l.submitTrap(t)
 		l.run(t, "scontrol", "hold", held)
 		if err := c.SignalJob(ctx, held, "USR1", d); !errors.Is(err, ErrNotPending) {
@@ -77,4 +81,51 @@ func TestLiveSignal(t *testing.T) {
 			t.Errorf("pending job after a refused signal: %s, marker %v", s["JobState"], l.marked(t, heldMarker))
 		}
 	})
+}
+
+// stepsScript is a Lightning-style job: its step traps USR1 (writing the
+// s marker, then ending), its batch shell traps it too (writing the b
+// marker, which a signal to the steps alone must not reach), and once the
+// step has ended the batch shell writes the d marker.
+const stepsScript = `#!/bin/sh
+trap "echo batch > /tmp/asrpt-signal-b-$SLURM_JOB_ID" USR1
+srun -n1 sh -c 'trap "echo step > /tmp/asrpt-signal-s-$SLURM_JOB_ID; exit 0" USR1; sleep 120 & wait'
+echo done > /tmp/asrpt-signal-d-$SLURM_JOB_ID
+`
+
+// signalSteps checks DeliverSteps (v0.0.42+): the step gets the signal,
+// the batch shell does not, and the job goes on to complete.
+func (l *lab) signalSteps(t *testing.T, c Client) {
+	t.Helper()
+	ctx := liveCtx(t)
+	script := "/tmp/asrpt-signal-steps-" + l.Version + ".sh" // the labs run at once
+	l.run(t, "sh", "-c", "cat > "+script+" <<'EOF'\n"+stepsScript+"EOF\nchmod 755 "+script)
+	id := l.runAs(t, "alice", "sbatch", "--parsable", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
+		"-J", "asrpt-it-signal-steps", script)
+	id, _, _ = strings.Cut(id, ";")
+	t.Cleanup(func() {
+		l.Run(liveCtx(t), "scancel", id)
+		l.Run(liveCtx(t), "sh", "-c", "rm -f /tmp/asrpt-signal-[bsd]-"+id)
+	})
+	l.waitState(t, id, "RUNNING", 90*time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(l.run(t, "squeue", "-h", "-s", "-j", id, "-o", "%i"), id+".0") {
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: its step never started", id)
+		}
+		time.Sleep(time.Second)
+	}
+	time.Sleep(2 * time.Second) // the step's shell has set its trap
+	if err := c.SignalJob(ctx, id, "USR1", DeliverSteps); err != nil {
+		t.Fatalf("USR1 to the steps: %v", err)
+	}
+	s := l.waitState(t, id, "COMPLETED", 60*time.Second)
+	read := func(m string) string {
+		out, _ := l.Run(liveCtx(t), "cat", "/tmp/asrpt-signal-"+m+"-"+id)
+		return strings.TrimSpace(out)
+	}
+	if read("s") != "step" || read("b") != "" || read("d") != "done" {
+		t.Errorf("job %s (%s): step marker %q, batch marker %q, done marker %q; want step, none, done",
+			id, s["ExitCode"], read("s"), read("b"), read("d"))
+	}
 }
