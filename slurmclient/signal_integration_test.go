@@ -4,6 +4,8 @@ package slurmclient
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +130,94 @@ func (l *lab) signalSteps(t *testing.T, c Client) {
 		t.Errorf("job %s (%s): step marker %q, batch marker %q, done marker %q; want step, none, done",
 			id, s["ExitCode"], read("s"), read("b"), read("d"))
 	}
+}
+
+// ckptScript is a job that checkpoints and requeues itself, as PyTorch
+// Lightning's and submitit's do: its step counts seconds of work into a
+// progress file, starting from what the file holds; on USR1 the step
+// requeues the job and ends, and the job resumes from the file when Slurm
+// starts it again. Its batch shell (and srun) ignore USR1, so that a
+// signal to the whole job (22.05) stops only the step. Each start appends
+// "start N RESTARTS" to the log.
+const ckptScript = `#!/bin/sh
+trap '' USR1
+srun -n1 sh -c '
+P=/tmp/asrpt-ckpt-$SLURM_JOB_ID
+n=$(cat $P 2>/dev/null || echo 0)
+echo "start $n ${SLURM_RESTART_COUNT:-0}" >> $P.log
+stop=0
+trap "stop=1" USR1
+while [ $n -lt 100000 ]; do
+	if [ $stop = 1 ]; then scontrol requeue $SLURM_JOB_ID; exit 0; fi
+	sleep 1; n=$((n+1)); echo $n > $P
+done'
+`
+
+// TestLiveSignalRequeue: a checkpointing job signalled through SignalJob
+// (to its steps on 24.11+, to the whole job on 22.05) is requeued, starts
+// again, and resumes from its progress: the progress never goes back.
+func TestLiveSignalRequeue(t *testing.T) {
+	forLabsParallel(t, func(t *testing.T, l *lab) {
+		c := l.client(t, "slurmrest")
+		ctx := liveCtx(t)
+		d := DeliverSteps
+		if !c.SupportsDelivery(d) {
+			d = DeliverAll
+		}
+		script := "/tmp/asrpt-ckpt-" + l.Version + ".sh"
+		l.run(t, "sh", "-c", "cat > "+script+" <<'EOF'\n"+ckptScript+"EOF\nchmod 755 "+script)
+		id := l.runAs(t, "alice", "sbatch", "--parsable", "--requeue", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
+			"-J", "asrpt-it-ckpt", script)
+		id, _, _ = strings.Cut(id, ";")
+		progress := "/tmp/asrpt-ckpt-" + id
+		t.Cleanup(func() {
+			l.Run(liveCtx(t), "scancel", id)
+			l.Run(liveCtx(t), "rm", "-f", progress, progress+".log")
+		})
+		read := func() int {
+			out, err := l.Run(liveCtx(t), "cat", progress)
+			if err != nil {
+				return 0
+			}
+			n, _ := strconv.Atoi(strings.TrimSpace(out))
+			return n
+		}
+		l.waitState(t, id, "RUNNING", 90*time.Second)
+		deadline := time.Now().Add(60 * time.Second)
+		for read() < 5 {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s made no progress", id)
+			}
+			time.Sleep(time.Second)
+		}
+		if err := c.SignalJob(ctx, id, "USR1", d); err != nil {
+			t.Fatalf("USR1 (%v): %v", d, err)
+		}
+		at := read()
+		// Requeued: pending again (BeginTime about 2 minutes on), then running.
+		deadline = time.Now().Add(60 * time.Second)
+		for l.show(t, id)["Restarts"] != "1" {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s not requeued: %v", id, l.show(t, id))
+			}
+			time.Sleep(time.Second)
+		}
+		l.waitState(t, id, "RUNNING", 240*time.Second)
+		deadline = time.Now().Add(60 * time.Second)
+		for read() < at+3 {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: progress %d after its restart, %d at the signal", id, read(), at)
+			}
+			time.Sleep(time.Second)
+		}
+		log := l.run(t, "cat", progress+".log")
+		starts := strings.Split(log, "\n")
+		if len(starts) != 2 || starts[0] != "start 0 0" || !strings.HasPrefix(starts[1], "start ") {
+			t.Fatalf("starts %q, want two, the first from 0", starts)
+		}
+		var resumed, restarts int
+		if _, err := fmt.Sscanf(starts[1], "start %d %d", &resumed, &restarts); err != nil || resumed < at-1 || restarts != 1 {
+			t.Errorf("second start %q: resumed at %d with %d restarts, want ≥ %d (progress at the signal, less the second in flight) and 1", starts[1], resumed, restarts, at-1)
+		}
+	})
 }
