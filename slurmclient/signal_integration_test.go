@@ -3,12 +3,15 @@
 package slurmclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
 // trapScript is a batch script that, on USR1 to its batch shell, writes
@@ -156,68 +159,85 @@ done'
 // TestLiveSignalRequeue: a checkpointing job signalled through SignalJob
 // (to its steps on 24.11+, to the whole job on 22.05) is requeued, starts
 // again, and resumes from its progress: the progress never goes back.
+// Slurm starts a requeued job about two minutes later (BeginTime), so the
+// labs are signalled one after the other first, and their restarts
+// awaited afterwards, the two minutes overlapping.
 func TestLiveSignalRequeue(t *testing.T) {
-	forLabsParallel(t, func(t *testing.T, l *lab) {
-		c := l.client(t, "slurmrest")
-		ctx := liveCtx(t)
-		d := DeliverSteps
-		if !c.SupportsDelivery(d) {
-			d = DeliverAll
+	type requeued struct {
+		l            *lab
+		id, progress string
+		at           int // progress at the signal, seconds of work
+	}
+	var runs []*requeued
+	read := func(st *testing.T, l *lab, progress string) int {
+		out, err := l.Run(liveCtx(st), "cat", progress)
+		if err != nil {
+			return 0
 		}
-		script := "/tmp/asrpt-ckpt-" + l.Version + ".sh"
-		l.run(t, "sh", "-c", "cat > "+script+" <<'EOF'\n"+ckptScript+"EOF\nchmod 755 "+script)
-		id := l.runAs(t, "alice", "sbatch", "--parsable", "--requeue", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
-			"-J", "asrpt-it-ckpt", script)
-		id, _, _ = strings.Cut(id, ";")
-		progress := "/tmp/asrpt-ckpt-" + id
-		t.Cleanup(func() {
-			l.Run(liveCtx(t), "scancel", id)
-			l.Run(liveCtx(t), "rm", "-f", progress, progress+".log")
+		n, _ := strconv.Atoi(strings.TrimSpace(out))
+		return n
+	}
+	for _, v := range slurmlab.Versions {
+		t.Run("signal/"+v, func(st *testing.T) {
+			l := &lab{slurmlab.Require(st, v)}
+			c := l.client(st, "slurmrest")
+			d := DeliverSteps
+			if !c.SupportsDelivery(d) {
+				d = DeliverAll
+			}
+			script := "/tmp/asrpt-ckpt-" + l.Version + ".sh"
+			l.run(st, "sh", "-c", "cat > "+script+" <<'EOF'\n"+ckptScript+"EOF\nchmod 755 "+script)
+			id := l.runAs(st, "alice", "sbatch", "--parsable", "--requeue", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
+				"-J", "asrpt-it-ckpt", script)
+			id, _, _ = strings.Cut(id, ";")
+			progress := "/tmp/asrpt-ckpt-" + id
+			t.Cleanup(func() { // when the whole test ends, after the resume
+				ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+				defer cancel()
+				l.Run(ctx, "scancel", id)
+				l.Run(ctx, "rm", "-f", progress, progress+".log")
+			})
+			l.waitState(st, id, "RUNNING", 90*time.Second)
+			deadline := time.Now().Add(60 * time.Second)
+			for read(st, l, progress) < 5 {
+				if time.Now().After(deadline) {
+					st.Fatalf("job %s made no progress", id)
+				}
+				time.Sleep(time.Second)
+			}
+			if err := c.SignalJob(liveCtx(st), id, "USR1", d); err != nil {
+				st.Fatalf("USR1 (%v): %v", d, err)
+			}
+			at := read(st, l, progress)
+			deadline = time.Now().Add(60 * time.Second)
+			for l.show(st, id)["Restarts"] != "1" {
+				if time.Now().After(deadline) {
+					st.Fatalf("job %s not requeued: %v", id, l.show(st, id))
+				}
+				time.Sleep(time.Second)
+			}
+			runs = append(runs, &requeued{l, id, progress, at})
 		})
-		read := func() int {
-			out, err := l.Run(liveCtx(t), "cat", progress)
-			if err != nil {
-				return 0
+	}
+	for _, r := range runs {
+		t.Run("resume/"+r.l.Version, func(st *testing.T) {
+			l, id := r.l, r.id
+			l.waitState(st, id, "RUNNING", 240*time.Second)
+			deadline := time.Now().Add(60 * time.Second)
+			for read(st, l, r.progress) < r.at+3 {
+				if time.Now().After(deadline) {
+					st.Fatalf("job %s: progress %d after its restart, %d at the signal", id, read(st, l, r.progress), r.at)
+				}
+				time.Sleep(time.Second)
 			}
-			n, _ := strconv.Atoi(strings.TrimSpace(out))
-			return n
-		}
-		l.waitState(t, id, "RUNNING", 90*time.Second)
-		deadline := time.Now().Add(60 * time.Second)
-		for read() < 5 {
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s made no progress", id)
+			starts := strings.Split(l.run(st, "cat", r.progress+".log"), "\n")
+			if len(starts) != 2 || starts[0] != "start 0 0" || !strings.HasPrefix(starts[1], "start ") {
+				st.Fatalf("starts %q, want two, the first from 0", starts)
 			}
-			time.Sleep(time.Second)
-		}
-		if err := c.SignalJob(ctx, id, "USR1", d); err != nil {
-			t.Fatalf("USR1 (%v): %v", d, err)
-		}
-		at := read()
-		// Requeued: pending again (BeginTime about 2 minutes on), then running.
-		deadline = time.Now().Add(60 * time.Second)
-		for l.show(t, id)["Restarts"] != "1" {
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s not requeued: %v", id, l.show(t, id))
+			var resumed, restarts int
+			if _, err := fmt.Sscanf(starts[1], "start %d %d", &resumed, &restarts); err != nil || resumed < r.at-1 || restarts != 1 {
+				st.Errorf("second start %q: resumed at %d with %d restarts, want ≥ %d (progress at the signal, less the second in flight) and 1", starts[1], resumed, restarts, r.at-1)
 			}
-			time.Sleep(time.Second)
-		}
-		l.waitState(t, id, "RUNNING", 240*time.Second)
-		deadline = time.Now().Add(60 * time.Second)
-		for read() < at+3 {
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s: progress %d after its restart, %d at the signal", id, read(), at)
-			}
-			time.Sleep(time.Second)
-		}
-		log := l.run(t, "cat", progress+".log")
-		starts := strings.Split(log, "\n")
-		if len(starts) != 2 || starts[0] != "start 0 0" || !strings.HasPrefix(starts[1], "start ") {
-			t.Fatalf("starts %q, want two, the first from 0", starts)
-		}
-		var resumed, restarts int
-		if _, err := fmt.Sscanf(starts[1], "start %d %d", &resumed, &restarts); err != nil || resumed < at-1 || restarts != 1 {
-			t.Errorf("second start %q: resumed at %d with %d restarts, want ≥ %d (progress at the signal, less the second in flight) and 1", starts[1], resumed, restarts, at-1)
-		}
-	})
+		})
+	}
 }
