@@ -4,12 +4,12 @@
 //
 //   - "asrpt:model=NAME": the job trains NAME, a model of the placement
 //     catalogue (jobprofile decides what it is worth);
-//   - "asrpt:preempt=[B:]SIGNAL@SECONDS": the job checkpoints and requeues
+//   - "asrpt:preempt=[B:|F:]SIGNAL@SECONDS": the job checkpoints and requeues
 //     itself when SIGNAL reaches it, and needs SECONDS after the signal to
 //     do so; it opts in to preemption (docs/design.md, "Preempting the
 //     jobs that can resume"). As in Slurm's own --signal=[B:]SIG@TIME, the
 //     signal goes to the job's steps, or with "B:" to its batch shell
-//     alone.
+//     alone; "F:" sends it to both (all Slurm 22.05's REST API can do).
 //
 // The comment is written by the job's user: every word is bounded, the
 // signal is one of a fixed list (never a number, which could name
@@ -51,18 +51,56 @@ type Stop struct {
 	// Grace is the time the job needs from the signal to its requeue,
 	// seconds, 1..MaxGrace.
 	Grace int
-	// Batch says the signal goes to the batch shell alone ("B:"), not to
-	// the job's steps.
-	Batch bool
+	// To says which of the job's processes the signal goes to.
+	To Target
 }
 
-// String returns the stop as the word writes it: "USR1@120", "B:USR1@120".
-func (s Stop) String() string {
-	w := s.Signal + "@" + strconv.Itoa(s.Grace)
-	if s.Batch {
-		w = "B:" + w
+// Target is which processes of a running job a stop signal goes to.
+type Target uint8
+
+const (
+	// ToSteps: the job's steps alone (no prefix), as Slurm's
+	// --signal=SIG@TIME; what PyTorch Lightning and submitit jobs trap.
+	ToSteps Target = iota
+	// ToBatch: the batch shell alone ("B:"), as --signal=B:SIG@TIME.
+	ToBatch
+	// ToFull: the batch shell and every step ("F:"): the only delivery
+	// Slurm 22.05's REST API (v0.0.38) can make, for a job whose batch
+	// shell traps the signal too.
+	ToFull
+)
+
+// prefixes are the word's spellings of the targets.
+var prefixes = [...]string{ToSteps: "", ToBatch: "B:", ToFull: "F:"}
+
+// String returns the target's name: steps, batch or full.
+func (t Target) String() string {
+	switch t {
+	case ToSteps:
+		return "steps"
+	case ToBatch:
+		return "batch"
+	case ToFull:
+		return "full"
 	}
-	return w
+	return "Target(" + strconv.Itoa(int(t)) + ")"
+}
+
+// String returns the stop as the word writes it: "USR1@120", "B:USR1@120",
+// "F:USR1@120".
+func (s Stop) String() string {
+	p := ""
+	if int(s.To) < len(prefixes) {
+		p = prefixes[s.To]
+	}
+	return p + s.Signal + "@" + strconv.Itoa(s.Grace)
+}
+
+// ParseStop reads a stop as the preempt word's value writes it
+// ("[B:|F:]SIGNAL@SECONDS"): the syntax a site rule of the sidecar's
+// configuration uses too.
+func ParseStop(val string) (Stop, error) {
+	return parseStop("asrpt:preempt="+val, val, true)
 }
 
 // Words are the asrpt: words of one comment.
@@ -132,13 +170,18 @@ func parseModel(word, val string, found bool) (string, error) {
 }
 
 func parseStop(word, val string, found bool) (Stop, error) {
-	batch := len(val) >= 2 && strings.EqualFold(val[:2], "B:")
-	if batch {
-		val = val[2:]
+	to := ToSteps
+	if len(val) >= 2 {
+		switch strings.ToUpper(val[:2]) {
+		case "B:":
+			to, val = ToBatch, val[2:]
+		case "F:":
+			to, val = ToFull, val[2:]
+		}
 	}
 	sig, grace, hasGrace := strings.Cut(val, "@")
 	if !found || !hasGrace {
-		return Stop{}, fmt.Errorf("%w: %q: want asrpt:preempt=[B:]SIGNAL@SECONDS, e.g. asrpt:preempt=USR1@120", ErrWord, clip(word))
+		return Stop{}, fmt.Errorf("%w: %q: want asrpt:preempt=[B:|F:]SIGNAL@SECONDS, e.g. asrpt:preempt=USR1@120", ErrWord, clip(word))
 	}
 	name := strings.ToUpper(sig)
 	name = strings.TrimPrefix(name, "SIG")
@@ -154,7 +197,7 @@ func parseStop(word, val string, found bool) (Stop, error) {
 	if err != nil || grace == "" || strings.Trim(grace, "0123456789") != "" || n < 1 || n > MaxGrace {
 		return Stop{}, fmt.Errorf("%w: %q: the grace must be whole seconds in 1..%d", ErrWord, clip(word), MaxGrace)
 	}
-	return Stop{Signal: name, Grace: n, Batch: batch}, nil
+	return Stop{Signal: name, Grace: n, To: to}, nil
 }
 
 // clip bounds the part of a word an error quotes.

@@ -63,8 +63,8 @@ type Config struct {
 	// GPUsPerNode enables writing a per-node GPU count for --gpus=N jobs
 	// spread evenly over several nodes (default false).
 	RequiredNodes, GPUsPerNode bool
-	// Policy is the policy name (asrpt, asrpt-paper, or a non-preemptive
-	// baseline) and Params its tunables.
+	// Policy is the policy name (asrpt, asrpt-preempt, asrpt-paper, or a
+	// non-preemptive baseline) and Params its tunables.
 	Policy string
 	Params policy.Params
 	// Predictor is the predictor name (forest, mean, limit); Retrain the
@@ -84,6 +84,9 @@ type Config struct {
 	// Profiles decides the communication profile of each job Heavy-Edge
 	// places.
 	Profiles ProfilesConfig
+	// Preemption is the [[preemption.rule]] list: the jobs a site opts in
+	// to preemption (with policy.name = "asrpt-preempt").
+	Preemption PreemptionConfig
 }
 
 // WriteMode is how the sidecar writes the order: WriteFactor or
@@ -282,6 +285,7 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		known[f.key] = f
 		sections[strings.SplitN(f.key, ".", 2)[0]] = true
 	}
+	sections["preemption"] = true // [[preemption.rule]] only
 	for _, sec := range sortedKeys(raw) {
 		tbl, ok := raw[sec].(map[string]any)
 		if !sections[sec] {
@@ -296,6 +300,10 @@ func ParseConfig(data []byte, name string) (Config, error) {
 			key := sec + "." + k
 			if key == "profiles.rule" {
 				ps = append(ps, c.Profiles.parseRules(tbl[k], name, lines)...)
+				continue
+			}
+			if key == "preemption.rule" {
+				ps = append(ps, c.Preemption.parseRules(tbl[k], name, lines)...)
 				continue
 			}
 			f, ok := known[key]
@@ -399,7 +407,7 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	case oracle:
 		add("policy.name", "%q: oracle variants need true run times and exist only in replays", c.Policy)
 	case base == "las":
-		add("policy.name", "las preempts jobs, which the sidecar cannot do")
+		add("policy.name", "las preempts any job, which the sidecar cannot do; asrpt-preempt preempts the jobs that opted in")
 	case base == "multifactor" || base == "asrpt-factor":
 		add("policy.name", "%q models Slurm's own priority in replays; the sidecar's factor mode (sidecar.write_mode) is asrpt-factor live", c.Policy)
 	default:
@@ -439,64 +447,18 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	return ps
 }
 
-// parseRules reads the [[profiles.rule]] list v; each problem names the
-// rule by its position and carries the line of its header.
+// parseRules reads the [[profiles.rule]] list v (ruleList).
 func (p *ProfilesConfig) parseRules(v any, name string, lines map[string]int) Problems {
-	var ps Problems
-	tables, ok := v.([]map[string]any)
-	if !ok {
-		return Problems{{File: name, Line: lines["profiles.rule"], Key: "profiles.rule",
-			Msg: fmt.Sprintf("want [[profiles.rule]] tables, have %s", tomlType(v))}}
-	}
-	if len(tables) > maxProfileRules {
-		return Problems{{File: name, Line: lines["profiles.rule"], Key: "profiles.rule",
-			Msg: fmt.Sprintf("%d rules: at most %d", len(tables), maxProfileRules)}}
-	}
-	p.Rules = make([]jobprofile.Rule, 0, len(tables))
-	for i, tbl := range tables {
-		key := fmt.Sprintf("profiles.rule[%d]", i+1)
-		add := func(format string, args ...any) {
-			ps = append(ps, Problem{File: name, Line: lines[key], Key: key, Msg: fmt.Sprintf(format, args...)})
-		}
-		var r jobprofile.Rule
-		bad := false
-		for _, k := range sortedKeys(tbl) {
-			var dst *string
-			switch k {
-			case "family":
-				dst = &r.Family
-			case "account":
-				dst = &r.Account
-			case "model":
-				dst = &r.Model
-			default:
-				add("%s: unknown key (want family, account, model)", k)
-				bad = true
-				continue
+	p.Rules = []jobprofile.Rule{}
+	return ruleList(v, "profiles.rule", maxProfileRules, []string{"family", "account", "model"}, name, lines,
+		func(vals map[string]string, add func(string, ...any)) {
+			r := jobprofile.Rule{Family: vals["family"], Account: vals["account"], Model: strings.ToLower(vals["model"])}
+			if err := r.Validate(); err != nil {
+				add("%v", err)
+				return
 			}
-			if err := str(dst)(tbl[k]); err != nil {
-				add("%s: %v", k, err)
-				bad = true
-			}
-		}
-		if bad {
-			continue
-		}
-		if r.Family != "" {
-			r.Family = predictor.Family(r.Family)
-			if r.Family == "" {
-				add("family: a name of numbers, dates and hashes only has no family")
-				continue
-			}
-		}
-		r.Model = strings.ToLower(r.Model)
-		if err := r.Validate(); err != nil {
-			add("%v", err)
-			continue
-		}
-		p.Rules = append(p.Rules, r)
-	}
-	return ps
+			p.Rules = append(p.Rules, r)
+		})
 }
 
 // Warnings returns what the configuration allows but an admin should know:
@@ -508,6 +470,9 @@ func (c *Config) Warnings() []string {
 	var out []string
 	if u, err := url.Parse(c.Slurm.URL); err == nil && u.Scheme == "http" && !loopback(u.Hostname()) {
 		out = append(out, fmt.Sprintf("slurm.url: %s sends the token in clear text to %s; use https:// or a unix:// socket", u.Redacted(), u.Hostname()))
+	}
+	if len(c.Preemption.Rules) > 0 && c.Policy != "asrpt-preempt" {
+		out = append(out, fmt.Sprintf("preemption.rule: policy.name is %q, not \"asrpt-preempt\": the %d rules opt nobody in", c.Policy, len(c.Preemption.Rules)))
 	}
 	if host, _, err := net.SplitHostPort(c.MetricsListen); err == nil && c.MetricsListen != "" && !loopback(host) {
 		out = append(out, fmt.Sprintf("metrics.listen: %s is reachable from other hosts: /metrics and /healthz answer anyone there "+
@@ -829,6 +794,11 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"policy.wait_factor", float(&c.Params.WaitFactor)},
 		{"policy.wait_scale", float(&c.Params.WaitScale)},
 		{"policy.overdue_share", float(&c.Params.OverdueShare)},
+		{"policy.preempt_exempt", seconds(&c.Params.PreemptExempt)},
+		{"policy.max_preemptions", integer(&c.Params.MaxPreemptions)},
+		{"policy.preempt_budget", integer(&c.Params.PreemptBudget)},
+		{"policy.preempt_margin", float(&c.Params.PreemptMargin)},
+		{"policy.restart_cost", seconds(&c.Params.RestartCost)},
 		{"predictor.name", str(&c.Predictor)},
 		{"predictor.retrain_interval", dur(&c.Retrain)},
 		{"predictor.history", dur(&c.History)},

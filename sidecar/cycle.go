@@ -24,6 +24,9 @@ type CycleReport struct {
 	// Released those the virtual machine released; Dispatched those whose
 	// turn came.
 	Arrived, Released, Dispatched int
+	// Preempted counts the running jobs the policy preempted this cycle:
+	// their stop signals went out (or, in a dry run, would have).
+	Preempted int
 	// Writes counts the updates sent, by kind (priority, nodes); in a dry
 	// run, those that would have been sent. Failed counts failed ones by
 	// reason; Deferred those left for later by the write limit.

@@ -56,6 +56,7 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 	free := s.freeModel(snap.Nodes, snap.Jobs)
 	s.claimTiers(snap.Jobs)
 	s.placeDispatched(t, free)
+	s.armPreemption()
 	rep.Dispatched = s.schedule(t, free)
 	if errs, n := s.env.TakeErrors(); n > 0 {
 		s.m.placementErrors.Add(float64(n))
@@ -80,6 +81,9 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 	}
 	for i := range ds {
 		ds[i].nodes, ds[i].gpn, ds[i].why = s.nodeUpdate(ds[i].e)
+		if ds[i].nodes == nil && unpin(ds[i].e) {
+			ds[i].nodes = []string{} // cleared: see unpin
+		}
 	}
 	return ds
 }

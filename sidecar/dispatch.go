@@ -77,7 +77,8 @@ func (s *Sidecar) dispatched() []*entry {
 // the replay's code path, with the nodes each job's request may use, and
 // returns the number of jobs whose turn came.
 func (s *Sidecar) schedule(t float64, free *placement.Free) int {
-	started, _ := s.env.Dispatch(s.pol, t, free, s.allow)
+	started, preempted := s.env.Dispatch(s.pol, t, free, s.allow)
+	s.stopping(t, preempted)
 	n := 0
 	for _, d := range started {
 		e := s.byTask[d.Task]

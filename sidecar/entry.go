@@ -3,6 +3,7 @@ package sidecar
 import (
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
@@ -24,9 +25,13 @@ const (
 	// out of scope, taken over by an admin, started by Slurm before its
 	// turn; or running after a restart).
 	phIdle
+	// phStopping: the policy preempted a job Slurm runs; its stop signal
+	// is sent (or goes out this cycle) and Slurm has not requeued it yet.
+	// It waits in the policy's release queue, held back (preempt.go).
+	phStopping
 )
 
-var phaseNames = [...]string{"queued", "dispatched", "running", "idle"}
+var phaseNames = [...]string{"queued", "dispatched", "running", "idle", "stopping"}
 
 func (p phase) String() string { return phaseNames[p] }
 
@@ -111,6 +116,19 @@ type entry struct {
 	tasks string
 
 	sj *slurmclient.Job // this cycle's record, nil when absent
+
+	// Preemption (preempt.go). stop is how the job stops and stopFrom
+	// where that came from ("comment", "preemption.rule[N]"; "" when the
+	// job may not be preempted, for the reason in stopWhy). preemptions
+	// counts the times asrpt stopped it; signalledAt is the cycle time of
+	// the last stop, Unix seconds (0: never); signalSent says the last
+	// stop's signal went out.
+	stop        jobword.Stop
+	stopFrom    string
+	stopWhy     string
+	preemptions int
+	signalledAt float64
+	signalSent  bool
 
 	// absent counts the consecutive job lists the job was missing from;
 	// notPending those that showed a queued job not pending (see

@@ -155,6 +155,7 @@ func handBack(ctx context.Context, c Slurm, jobs []slurmclient.Job, want map[str
 // the priorities again. It returns an error when the queue cannot be read
 // or some job could not be handed back.
 func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
+	s.givenBack.Store(true) // no stop signal after a giveback
 	jobs, bad, err := givebackJobs(ctx, s.slurm)
 	if err != nil {
 		return GivebackReport{}, err

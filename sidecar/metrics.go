@@ -61,6 +61,10 @@ type metrics struct {
 	// fallback is 1 when priority mode stands in for factor mode.
 	writeMode *prometheus.GaugeVec
 	fallback  prometheus.Gauge
+	// preemptions counts preemptions by outcome; signals the stop
+	// signals sent.
+	preemptions *prometheus.CounterVec
+	signals     prometheus.Counter
 	// own lists the asrpt_* collectors above.
 	own []prometheus.Collector
 }
@@ -129,6 +133,10 @@ func newMetrics() *metrics {
 			Name: "asrpt_job_records_skipped_total", Help: "Job records of a job list skipped because a field could not be used (out of range, malformed); the rest of the list was used and the job got no writes."}),
 		writesHeld: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_writes_held_total", Help: "Cycles that sent no writes to Slurm because the state file, which records every value before it is written, could not be saved."}),
+		preemptions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "asrpt_preemptions_total", Help: "Preemptions of jobs that opted in, by outcome: requeued (the job requeued itself), finished (it ended within its grace), ignored (still running after its grace), failed (the signal was not sent)."}, []string{"outcome"}),
+		signals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "asrpt_preemption_signals_total", Help: "Stop signals sent to running jobs that opted in to preemption (policy asrpt-preempt)."}),
 		stateErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "asrpt_state_errors_total", Help: "State file problems (unreadable or corrupt file, failed save)."}),
 	}
@@ -140,7 +148,7 @@ func newMetrics() *metrics {
 	m.own = []prometheus.Collector{build, m.cycle, m.cycles, m.jobs, m.writes, m.requests, m.retries, m.appliedDespite,
 		m.failures, m.deferred, m.errors, m.predRatio, m.predAbs, m.virtual, m.released, m.lastSuccess, m.replaced,
 		m.stateErrors, m.deadlines, m.suspectLists, m.writesHeld, m.skippedRecords, m.profileProblems, m.profiles, m.placementErrors, m.reloads, m.slurmUp,
-		m.tokenExpiry, m.handsOff, m.writeMode, m.fallback}
+		m.tokenExpiry, m.handsOff, m.writeMode, m.fallback, m.preemptions, m.signals}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m

@@ -1,12 +1,18 @@
 package sidecar
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
 // PlanRow is one managed pending job in the order asrpt gives Slurm, or,
-// after them, a pending job asrpt leaves alone (Stage "left_alone", Rank 0).
+// after them, a pending job asrpt leaves alone (Stage "left_alone", Rank 0),
+// or, with policy asrpt-preempt, last, a running job (Stage "running", or
+// "stopping" once asrpt sent it its stop signal; Rank 0) and whether asrpt
+// may preempt it.
 type PlanRow struct {
 	JobID string `json:"job_id"`
 	User  string `json:"user"`
@@ -64,6 +70,15 @@ type PlanRow struct {
 	AlphaMin float64 `json:"alpha_min_s,omitempty"`
 	Alpha    float64 `json:"alpha_s,omitempty"`
 	Heavy    bool    `json:"heavy,omitempty"`
+	// Preemptible says, for a running job (policy asrpt-preempt), whether
+	// asrpt may preempt it; Note says why not, or from when. Stop is how it
+	// stops ([B:|F:]SIGNAL@SECONDS) and StopFrom where that came from
+	// (comment, preemption.rule[N]); Preemptions counts the times asrpt
+	// stopped it.
+	Preemptible *bool  `json:"preemptible,omitempty"`
+	Stop        string `json:"stop,omitempty"`
+	StopFrom    string `json:"stop_from,omitempty"`
+	Preemptions int    `json:"preemptions,omitempty"`
 }
 
 // plan builds the plan rows of the decisions, head first, then one row for
@@ -136,5 +151,54 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			GPUs: s.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
 			PriorityNew: sj.Priority, Note: why})
 	}
+	if !s.preempting() {
+		return rows
+	}
+	for i := range jobs {
+		if limit > 0 && len(rows) >= limit {
+			break
+		}
+		if sj := &jobs[i]; !sj.Pending() {
+			rows = append(rows, s.runningRow(sj))
+		}
+	}
 	return rows
+}
+
+// runningRow is the plan row of running job sj: whether asrpt may preempt
+// it, and why not.
+func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
+	r := PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()), GPUs: s.view.gpus(sj),
+		Stage: "running", PriorityNow: sj.Priority, PriorityNew: sj.Priority}
+	no := false
+	r.Preemptible = &no
+	e := s.entries[sj.ID]
+	if e == nil || (e.ph != phRunning && e.ph != phStopping) {
+		r.Note = "not started by asrpt's policy (before the sidecar, by Slurm before its turn, or not managed): never preempted"
+		if e != nil {
+			r.Preemptions = e.preemptions
+		}
+		return r
+	}
+	r.Predicted, r.Known, r.Family, r.Preemptions = e.est.Seconds, e.est.Known, predictor.Family(e.job.Name), e.preemptions
+	if e.stopFrom != "" {
+		r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
+	}
+	p := s.cfg.Params
+	switch {
+	case e.ph == phStopping:
+		r.Stage = "stopping"
+		r.Note = fmt.Sprintf("stop signal %s sent at %s; waiting for its requeue", e.stop.Signal, time.Unix(int64(e.signalledAt), 0).UTC().Format(time.RFC3339))
+	case !e.canStop():
+		r.Note = e.stopWhy
+	case e.preemptions >= p.MaxPreemptions:
+		r.Note = fmt.Sprintf("preempted %d times: policy.max_preemptions", e.preemptions)
+	case e.task != nil && s.clock-e.task.Start < p.PreemptExempt:
+		r.Note = fmt.Sprintf("exempt until %s (policy.preempt_exempt after each start)",
+			time.Unix(int64(e.task.Start+p.PreemptExempt), 0).UTC().Format(time.RFC3339))
+	default:
+		yes := true
+		r.Preemptible = &yes
+	}
+	return r
 }

@@ -41,6 +41,9 @@ type probe struct {
 	// beforeWrite, when set, runs before a write is forwarded (fault
 	// injection between read and write).
 	beforeWrite func(id string)
+	// signals lists the signals sent, "id SIGNAL delivery"; badSignals
+	// those sent to a job the last read did not show running.
+	signals, badSignals []string
 }
 
 func newProbe(inner Slurm) *probe {
@@ -104,6 +107,19 @@ func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdat
 	}
 	p.mu.Unlock()
 	return err
+}
+
+func (p *probe) SupportsDelivery(d slurmclient.Delivery) bool { return p.inner.SupportsDelivery(d) }
+
+func (p *probe) SignalJob(ctx context.Context, id, signal string, d slurmclient.Delivery) error {
+	p.mu.Lock()
+	sent := fmt.Sprintf("%s %s %v", id, signal, d)
+	p.signals = append(p.signals, sent)
+	if st := p.state[id]; st != "RUNNING" {
+		p.badSignals = append(p.badSignals, fmt.Sprintf("%s (last read %q)", sent, st))
+	}
+	p.mu.Unlock()
+	return p.inner.SignalJob(ctx, id, signal, d)
 }
 
 // readsSince returns the cycles' reads started at or after t.

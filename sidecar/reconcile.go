@@ -87,6 +87,8 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				if e.notPending++; e.notPending >= startedCycles {
 					s.withdraw(t, e, "started by Slurm before its turn", false)
 				}
+			case phStopping:
+				s.watchStop(t, e)
 			}
 			continue
 		}
@@ -107,6 +109,9 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				s.leavePolicy(t, e, "array task started")
 			}
 			e.tasks = sj.Array.Tasks
+		}
+		if e.ph == phStopping {
+			s.requeued(e)
 		}
 		switch e.ph {
 		case phQueued:
@@ -157,7 +162,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 	}
 	for _, e := range s.entries {
 		if e.task != nil {
-			e.task.Blocked = e.heldBack != ""
+			e.task.Blocked = e.heldBack != "" || e.ph == phStopping
 		}
 		if e.heldBack != "" && e.task != nil {
 			rep.Jobs["held_back"]++
@@ -209,6 +214,7 @@ func (s *Sidecar) arrive(t float64, e *entry) bool {
 		s.log.Warn().Str("job", e.id).Str("problem", e.prof.Problem).Str("profile", e.prof.Model).
 			Str("source", string(e.prof.Source)).Msg("job profile refused; using the next source")
 	}
+	s.optIn(e)
 	e.seq = s.nextSeq
 	s.nextSeq++
 	e.released, e.parked, e.remaining = false, false, 0
@@ -232,6 +238,7 @@ func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
 		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
 		return false
 	}
+	task.Preemptions = e.preemptions
 	add(task)
 	e.task, e.ph, e.why = task, phQueued, ""
 	s.byTask[task] = e
@@ -300,12 +307,19 @@ func (s *Sidecar) vanish(t float64, e *entry) {
 	switch e.ph {
 	case phQueued:
 		s.withdraw(t, e, "gone", false)
-	case phDispatched, phRunning:
+	case phDispatched, phRunning, phStopping:
 		if !s.ended[e.id] { // else its accounting record was seen
 			s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
 		}
+		if e.ph == phStopping && e.signalSent {
+			s.m.preemptions.WithLabelValues(outcomeFinished).Inc()
+		}
 		if e.task != nil {
-			s.pol.Finish(t, e.task)
+			if e.ph == phStopping {
+				s.pol.Withdraw(t, e.task) // waiting in the policy
+			} else {
+				s.pol.Finish(t, e.task)
+			}
 			delete(s.byTask, e.task)
 		}
 	}

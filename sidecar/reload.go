@@ -54,6 +54,7 @@ func (s *Sidecar) reload(cfg Config) (applied, restart []string) {
 		next.Profiles = cfg.Profiles
 		s.profiles = cfg.Profiles.Resolver()
 	})
+	set("preemption", !same(old.Preemption, cfg.Preemption), func() { next.Preemption = cfg.Preemption })
 	set("log.level", old.LogLevel != cfg.LogLevel, func() {
 		next.LogLevel = cfg.LogLevel
 		if lvl, err := zerolog.ParseLevel(cfg.LogLevel); err == nil {

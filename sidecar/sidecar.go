@@ -63,6 +63,12 @@ type Sidecar struct {
 	cur     []uint32
 	factors []uint32
 
+	// stops are the jobs this cycle's pass preempted, to be signalled by
+	// apply (preempt.go); givenBack is set once the sidecar handed its
+	// jobs back: no stop signal goes out after that.
+	stops     []*entry
+	givenBack atomic.Bool
+
 	// view groups this cycle's records of arrays and heterogeneous jobs;
 	// nodeParts holds the partitions of each cluster node (by index) as
 	// this cycle's node list gave them.

@@ -24,6 +24,11 @@ type Slurm interface {
 	// SupportsSiteFactor reports whether UpdateJob can write a site
 	// factor; see slurmclient.Client.
 	SupportsSiteFactor() bool
+	// SignalJob sends a stop signal to a running job that opted in to
+	// preemption; SupportsDelivery says which deliveries the release can
+	// make. See slurmclient.Client.
+	SignalJob(ctx context.Context, id, signal string, d slurmclient.Delivery) error
+	SupportsDelivery(d slurmclient.Delivery) bool
 }
 
 var _ Slurm = slurmclient.Client(nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/asrpt/asrpt/internal/regularfile"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
@@ -90,6 +91,18 @@ type savedJob struct {
 	// entry.mayPrio). Absent in files of earlier versions: false.
 	MayFactor   bool `json:"may_site_factor,omitempty"`
 	MayPriority bool `json:"may_priority,omitempty"`
+	// Preemption (absent in files of earlier versions: never preempted).
+	// Stop is how the job stops ([B:|F:]SIGNAL@SECONDS) and StopFrom where
+	// that came from ("comment", "preemption.rule[N]"); StopWhy why it may
+	// not be preempted. Preemptions counts the times asrpt stopped it;
+	// SignalledAt is the cycle time of the last stop, Unix seconds, saved
+	// before its signal goes out; SignalSent says the signal went out.
+	Stop        string  `json:"stop,omitempty"`
+	StopFrom    string  `json:"stop_from,omitempty"`
+	StopWhy     string  `json:"stop_why,omitempty"`
+	Preemptions int     `json:"preemptions,omitempty"`
+	SignalledAt float64 `json:"signalled_at,omitempty"`
+	SignalSent  bool    `json:"signal_sent,omitempty"`
 }
 
 type savedSlot struct {
@@ -199,7 +212,11 @@ func (s *Sidecar) stateToSave() *savedState {
 			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
 			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, MayFactor: e.mayFactor, MayPriority: e.mayPrio, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor,
-			Standing: e.standing, BasePriority: e.base}
+			Standing: e.standing, BasePriority: e.base,
+			StopFrom: e.stopFrom, StopWhy: e.stopWhy, Preemptions: e.preemptions, SignalledAt: e.signalledAt, SignalSent: e.signalSent}
+		if e.stopFrom != "" {
+			sj.Stop = e.stop.String()
+		}
 		if e.ph == phQueued && e.task != nil {
 			sj.Remaining = e.task.VirtualRemaining()
 			sj.Released = !math.IsNaN(e.task.Released)
@@ -239,7 +256,8 @@ func (s *Sidecar) restore(st *savedState) error {
 		sj := &st.Jobs[i]
 		ph, ok := byPhase[sj.Phase]
 		if !ok || sj.Job.ID == "" || s.entries[sj.Job.ID] != nil || sj.Seq < 0 || sj.Seq >= st.NextSeq ||
-			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) || !(sj.Median >= 0) || math.IsInf(sj.Median, 0) || sj.Order < 0 {
+			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) || !(sj.Median >= 0) || math.IsInf(sj.Median, 0) || sj.Order < 0 ||
+			sj.Preemptions < 0 || sj.Preemptions > policy.MaxPreemptionsBound || !(sj.SignalledAt >= 0) || math.IsInf(sj.SignalledAt, 0) {
 			s.resetState()
 			return fmt.Errorf("%w: job %d (%q): bad record", ErrCorruptState, i, sj.Job.ID)
 		}
@@ -248,7 +266,16 @@ func (s *Sidecar) restore(st *savedState) error {
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes,
 			mayFactor: sj.MayFactor, mayPrio: sj.MayPriority, hetFactor: sj.HetSiteFactor,
-			standing: sj.Standing && ph == phIdle, base: sj.BasePriority}
+			standing: sj.Standing && ph == phIdle, base: sj.BasePriority,
+			stopFrom: sj.StopFrom, stopWhy: sj.StopWhy, preemptions: sj.Preemptions, signalledAt: sj.SignalledAt, signalSent: sj.SignalSent}
+		if e.stopFrom != "" {
+			st, err := jobword.ParseStop(sj.Stop)
+			if err != nil {
+				s.resetState()
+				return fmt.Errorf("%w: job %d (%q): stop: %w", ErrCorruptState, i, sj.Job.ID, err)
+			}
+			e.stop = st
+		}
 		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
 		e.job.Profile = e.prof.Model
 		if len(sj.Place) > 0 {

@@ -44,14 +44,20 @@ const maxNodeListTries = 3
 func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
 	if !dry && s.cfg.StateFile != "" {
 		broken, _ := s.stateBroken.Load().(string)
-		if s.recordIntents(ds) || broken != "" {
+		if s.recordIntents(ds) || broken != "" || len(s.stops) > 0 {
 			if err := s.saveState(); err != nil {
-				// Nothing goes out that the state could not undo.
+				// Nothing goes out that the state could not undo, and no
+				// signal the state does not record.
 				s.m.writesHeld.Inc()
 				rep.WritesHeld = true
-				return nil
+				return s.signalStops(ctx, dry, true, rep)
 			}
 		}
+	}
+	// Stop signals first: the victims' grace runs while the head's values
+	// are written.
+	if err := s.signalStops(ctx, dry, false, rep); err != nil {
+		return err
 	}
 	budget := s.cfg.WriteLimit
 	failedInRow := 0

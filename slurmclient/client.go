@@ -132,6 +132,10 @@ type Job struct {
 	GPUIndices map[string][]int
 	// Comment is the job's comment.
 	Comment string
+	// Requeue is true when the record says Slurm may requeue the job
+	// (sbatch --requeue, or the site's JobRequeue=1 default); false when
+	// it may not or the record does not say.
+	Requeue bool
 	// Array is the record's place in a job array, Het in a heterogeneous
 	// job; both zero for a plain job (see Shape).
 	Array Array

@@ -38,6 +38,7 @@ type jobRecord38 struct {
 	Partition       *string   `json:"partition,omitempty"`
 	Priority        *int      `json:"priority,omitempty"`
 	Qos             *string   `json:"qos,omitempty"`
+	Requeue         *bool     `json:"requeue,omitempty"`
 	RequiredNodes   *string   `json:"required_nodes,omitempty"`
 	StartTime       *int64    `json:"start_time,omitempty"`
 	StateReason     *string   `json:"state_reason,omitempty"`
@@ -74,6 +75,7 @@ type jobRecord42 struct {
 	Partition       *string                       `json:"partition,omitempty"`
 	Priority        *api42.V0042Uint32NoValStruct `json:"priority,omitempty"`
 	Qos             *string                       `json:"qos,omitempty"`
+	Requeue         *bool                         `json:"requeue,omitempty"`
 	RequiredNodes   *string                       `json:"required_nodes,omitempty"`
 	StartTime       *api42.V0042Uint64NoValStruct `json:"start_time,omitempty"`
 	StateReason     *string                       `json:"state_reason,omitempty"`
@@ -110,6 +112,7 @@ type jobRecord44 struct {
 	Partition       *string                       `json:"partition,omitempty"`
 	Priority        *api44.V0044Uint32NoValStruct `json:"priority,omitempty"`
 	Qos             *string                       `json:"qos,omitempty"`
+	Requeue         *bool                         `json:"requeue,omitempty"`
 	RequiredNodes   *string                       `json:"required_nodes,omitempty"`
 	StartTime       *api44.V0044Uint64NoValStruct `json:"start_time,omitempty"`
 	StateReason     *string                       `json:"state_reason,omitempty"`

@@ -97,6 +97,7 @@ func job38(b *budget, j jobRecord38) (Job, error) {
 		Submit:     unix(deref(j.SubmitTime)),
 		Start:      unix(deref(j.StartTime)),
 		Comment:    deref(j.Comment),
+		Requeue:    j.Requeue != nil && *j.Requeue,
 	}
 	if j.JobId == nil {
 		return out, fmt.Errorf("%w: job without job_id", ErrBadResponse)

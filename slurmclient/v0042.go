@@ -109,6 +109,7 @@ func job42(b *budget, j jobRecord42) (Job, error) {
 		Submit:     unix(noVal64(j.SubmitTime)),
 		Start:      unix(noVal64(j.StartTime)),
 		Comment:    deref(j.Comment),
+		Requeue:    j.Requeue != nil && *j.Requeue,
 	}
 	out.State, out.Flags = splitState(strs(j.JobState), baseJobStates)
 	if p, ok := noVal32(j.Priority); ok && p >= 0 && p <= 0xFFFFFFFF {

@@ -109,6 +109,7 @@ func job44(b *budget, j jobRecord44) (Job, error) {
 		Submit:     unix(noVal64v44(j.SubmitTime)),
 		Start:      unix(noVal64v44(j.StartTime)),
 		Comment:    deref(j.Comment),
+		Requeue:    j.Requeue != nil && *j.Requeue,
 	}
 	out.State, out.Flags = splitState(strs(j.JobState), baseJobStates)
 	if p, ok := noVal32v44(j.Priority); ok && p >= 0 && p <= 0xFFFFFFFF {

@@ -119,6 +119,24 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 			pred, rank = "-", "-"
 		}
 		note := r.Note
+		if r.Preemptible != nil {
+			// A running job (asrpt-preempt): may asrpt stop it, and how.
+			rank = "-"
+			if r.Predicted == 0 {
+				pred = "-"
+			}
+			p := "preemptible: no"
+			if *r.Preemptible {
+				p = "preemptible: yes"
+			}
+			if r.Stop != "" {
+				p += " (" + r.Stop + " from " + r.StopFrom + ")"
+			}
+			if r.Preemptions > 0 {
+				p += fmt.Sprintf(", preempted %d times", r.Preemptions)
+			}
+			note = strings.TrimSuffix(p+"; "+note, "; ")
+		}
 		if r.ProfileProblem != "" {
 			note = strings.TrimPrefix(note+"; ", "; ") + "profile refused: " + r.ProfileProblem
 		}

@@ -21,11 +21,19 @@ import (
 
 // Call describes one call made to the Fake, as its interceptor sees it.
 type Call struct {
-	// Method is "Jobs", "Nodes", "UpdateJob" or "AccountingJobs".
+	// Method is "Jobs", "Nodes", "UpdateJob", "SignalJob" or
+	// "AccountingJobs".
 	Method string
-	// JobID and Update are set for UpdateJob.
+	// JobID is set for UpdateJob and SignalJob, Update for UpdateJob.
 	JobID  string
 	Update slurmclient.JobUpdate
+}
+
+// Signal is one signal SignalJob delivered.
+type Signal struct {
+	JobID    string
+	Signal   string
+	Delivery slurmclient.Delivery
 }
 
 // Interceptor is called before every call; a non-nil error is returned to
@@ -63,6 +71,11 @@ type Fake struct {
 	// leaves alone until a release, as slurmctld's direct_set_prio.
 	factor map[string]uint32
 	direct map[string]bool
+	// WholeJobSignalsOnly makes the Fake a release whose REST API signals
+	// the whole job only (22.05's v0.0.38): SupportsDelivery is true for
+	// DeliverAll alone.
+	WholeJobSignalsOnly bool
+	signals             []Signal
 }
 
 // NewFake returns a Fake holding nodes (copied).
@@ -213,15 +226,7 @@ func (f *Fake) Finish(id string, gpusPerNode int, runTime time.Duration) {
 		return
 	}
 	delete(f.jobs, id)
-	for _, n := range j.Nodes {
-		if i := f.node(n); i >= 0 {
-			f.nodes[i].GPUsUsed = max(0, f.nodes[i].GPUsUsed-gpusPerNode)
-			f.nodes[i].State = "MIXED"
-			if f.nodes[i].GPUsUsed == 0 {
-				f.nodes[i].State = "IDLE"
-			}
-		}
-	}
+	f.free(j.Nodes, gpusPerNode)
 	if runTime > 0 {
 		f.acct = append(f.acct, job.Job{ID: j.ID, Submit: float64(j.Submit.Unix()), User: j.User, Name: j.Name,
 			Account: j.Account, Partition: j.Partition, QOS: j.QOS, GPUs: j.GPUs.Total,
@@ -438,6 +443,81 @@ func (f *Fake) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdate
 	c.RequiredNodes = slices.Clone(u.RequiredNodes)
 	f.writes = append(f.writes, Write{JobID: id, Update: c})
 	return nil
+}
+
+// SupportsDelivery implements sidecar.Slurm: every delivery, or only
+// DeliverAll under WholeJobSignalsOnly.
+func (f *Fake) SupportsDelivery(d slurmclient.Delivery) bool {
+	switch d {
+	case slurmclient.DeliverAll:
+		return true
+	case slurmclient.DeliverSteps, slurmclient.DeliverBatch:
+		return !f.WholeJobSignalsOnly
+	}
+	return false
+}
+
+// SignalJob implements sidecar.Slurm as the REST client does: a delivery
+// the release cannot make is refused (ErrUnsupported), a job that is not
+// running too (ErrNotPending), a gone job with ErrJobGone. The signal is
+// recorded (Signals); the job is not changed: a test plays its answer
+// (Requeue, Finish).
+func (f *Fake) SignalJob(ctx context.Context, id, signal string, d slurmclient.Delivery) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := f.enter(Call{Method: "SignalJob", JobID: id}); err != nil {
+		return err
+	}
+	if !f.SupportsDelivery(d) {
+		return fmt.Errorf("fake: signal %s: %w: delivery %v", id, slurmclient.ErrUnsupported, d)
+	}
+	j, ok := f.jobs[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("fake: signal %s: %w", id, slurmclient.ErrJobGone)
+	case j.State != jobstate.Running:
+		return fmt.Errorf("fake: signal %s: %w: the job is %s", id, slurmclient.ErrNotPending, j.State)
+	}
+	f.signals = append(f.signals, Signal{JobID: id, Signal: signal, Delivery: d})
+	return nil
+}
+
+// Signals returns the signals delivered so far, in order.
+func (f *Fake) Signals() []Signal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.signals)
+}
+
+// Requeue puts running job id back in the queue as slurmctld does after
+// `scontrol requeue`: pending, held back for its begin time (Reason
+// BeginTime, eligible at eligible), its GPUs (gpusPerNode on each of its
+// nodes) freed.
+func (f *Fake) Requeue(id string, gpusPerNode int, eligible time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	j, ok := f.jobs[id]
+	if !ok {
+		return
+	}
+	f.free(j.Nodes, gpusPerNode)
+	j.State, j.Reason, j.Nodes, j.Eligible = jobstate.Pending, "BeginTime", nil, eligible
+}
+
+// free gives back gpusPerNode GPUs on each of nodes.
+func (f *Fake) free(nodes []string, gpusPerNode int) {
+	for _, n := range nodes {
+		if i := f.node(n); i >= 0 {
+			f.nodes[i].GPUsUsed = max(0, f.nodes[i].GPUsUsed-gpusPerNode)
+			f.nodes[i].State = "MIXED"
+			if f.nodes[i].GPUsUsed == 0 {
+				f.nodes[i].State = "IDLE"
+			}
+		}
+	}
 }
 
 // String summarises a write for test failure messages.

@@ -1,0 +1,231 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/asrpt/asrpt/jobword"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
+	"github.com/asrpt/asrpt/slurmclient/jobstate"
+)
+
+// Live preemption (policy asrpt-preempt; docs/design.md, "Preempting the
+// jobs that can resume"). The policy decides, in the pass the replay runs
+// too, which running jobs to stop for the head of the queue; the sidecar
+// sends each the stop signal it declared and follows what the job does:
+//
+//   - A job is preemptible when the policy is asrpt-preempt, Slurm may
+//     requeue it (its record's requeue flag), it is a plain job (not an
+//     array task, not part of a heterogeneous job), it declares how it
+//     stops (its comment's asrpt:preempt=[B:|F:]SIGNAL@SECONDS word, else
+//     the first [[preemption.rule]] matching its family, account or QOS),
+//     and the REST API can deliver the signal that way (22.05's v0.0.38
+//     signals the whole job only: "F:"). It is decided when the job
+//     arrives; only jobs the policy started and Slurm runs are candidates.
+//   - A victim is marked stopping, with the cycle's time, and saved in the
+//     state before the signal goes out; a failed save sends nothing. The
+//     signal is sent once, never retried, never in a dry run and never
+//     after a giveback. In the policy the victim waits in the release
+//     queue, held back (Task.Blocked) while Slurm still runs it.
+//   - Outcomes (asrpt_preemptions_total{outcome}): requeued (the job is
+//     pending again: it is ranked by its remaining work, and the node list
+//     asrpt gave it is cleared), finished (it ended within its grace),
+//     ignored (still running stopSlack after its grace: it leaves the
+//     policy and is never signalled again), failed (the signal could not
+//     be sent: the same).
+
+// stopSlack is how long past its grace a signalled job may still run
+// before it counts as having ignored the signal: slurmctld's requeue and
+// the next job list take a few seconds to a cycle.
+func (s *Sidecar) stopSlack() float64 { return max(2*s.cfg.Interval.Seconds(), 60) }
+
+// Outcomes of a preemption, the label of asrpt_preemptions_total.
+const (
+	outcomeRequeued = "requeued"
+	outcomeFinished = "finished"
+	outcomeIgnored  = "ignored"
+	outcomeFailed   = "failed"
+)
+
+// preempting reports whether the configured policy preempts.
+func (s *Sidecar) preempting() bool { return s.cfg.Policy == "asrpt-preempt" }
+
+// delivery returns the REST delivery of a stop's target.
+func delivery(to jobword.Target) slurmclient.Delivery {
+	switch to {
+	case jobword.ToBatch:
+		return slurmclient.DeliverBatch
+	case jobword.ToFull:
+		return slurmclient.DeliverAll
+	}
+	return slurmclient.DeliverSteps
+}
+
+// optIn decides, from e's record, whether e may be preempted and how it
+// stops (e.stop, from e.stopFrom), or why not (e.stopWhy).
+func (s *Sidecar) optIn(e *entry) {
+	e.stop, e.stopFrom, e.stopWhy = jobword.Stop{}, "", ""
+	if !s.preempting() {
+		e.stopWhy = "policy.name is not asrpt-preempt"
+		return
+	}
+	sj := e.sj
+	w := jobword.Parse(sj.Comment)
+	switch {
+	case w.HasPreempt && w.PreemptErr != nil:
+		e.stopWhy = w.PreemptErr.Error()
+		return
+	case w.HasPreempt:
+		e.stop, e.stopFrom = w.Preempt, "comment"
+	default:
+		n, st := s.cfg.Preemption.rule(predictor.Family(sj.Name), sj.Account, sj.QOS)
+		if n == 0 {
+			e.stopWhy = "not opted in: no asrpt:preempt word in its comment, no [[preemption.rule]] matches"
+			return
+		}
+		e.stop, e.stopFrom = st, "preemption.rule["+strconv.Itoa(n)+"]"
+	}
+	switch {
+	case !sj.Requeue:
+		e.stopWhy = "Slurm may not requeue it (--no-requeue, or JobRequeue=0)"
+	case sj.Shape() != slurmclient.ShapePlain:
+		e.stopWhy = "array tasks and heterogeneous jobs are not preempted"
+	case !s.slurm.SupportsDelivery(delivery(e.stop.To)):
+		e.stopWhy = fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.stop.To)
+	}
+	if e.stopWhy != "" {
+		e.stopFrom = ""
+	}
+}
+
+// canStop reports whether e opted in and the way it stops can be used.
+func (e *entry) canStop() bool { return e.stopFrom != "" && e.stopWhy == "" }
+
+// armPreemption sets each task's Preemptible for this cycle's pass: only
+// a job that opted in, that the policy started and Slurm runs, and only
+// while the sidecar has not handed its jobs back.
+func (s *Sidecar) armPreemption() {
+	on := s.preempting() && !s.givenBack.Load()
+	for _, e := range s.entries {
+		if e.task != nil {
+			e.task.Preemptible = on && e.canStop() && e.ph == phRunning && e.sj != nil && e.sj.State == jobstate.Running
+		}
+	}
+}
+
+// stopping marks the jobs the policy's pass preempted: stopping, held back
+// in the policy, to be signalled by this cycle's apply (s.stops).
+func (s *Sidecar) stopping(t float64, preempted []*policy.Task) {
+	s.stops = s.stops[:0]
+	for _, task := range preempted {
+		e := s.byTask[task]
+		if e == nil {
+			continue
+		}
+		e.ph, e.placed, e.signalSent = phStopping, false, false
+		e.preemptions = task.Preemptions
+		e.signalledAt = t
+		task.Blocked = true
+		s.stops = append(s.stops, e)
+		s.dirty = true
+	}
+}
+
+// signalStops sends this cycle's stop signals (none in a dry run, none
+// after a giveback, none when the state that records them could not be
+// saved: held). A stop that cannot be sent withdraws its job from the
+// policy for good (outcome failed). It returns an error only when the
+// context ended.
+func (s *Sidecar) signalStops(ctx context.Context, dry, held bool, rep *CycleReport) error {
+	stops := s.stops
+	s.stops = s.stops[:0]
+	for _, e := range stops {
+		rep.Preempted++
+		switch {
+		case dry:
+			continue
+		case held:
+			s.stopFailed(e, "the state, which records the signal first, could not be saved", nil)
+			continue
+		case s.givenBack.Load():
+			s.stopFailed(e, "the jobs were handed back", nil)
+			continue
+		}
+		d := delivery(e.stop.To)
+		s.m.signals.Inc()
+		err := s.slurm.SignalJob(ctx, e.id, e.stop.Signal, d)
+		if err != nil {
+			s.stopFailed(e, "the signal could not be sent", err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		e.signalSent = true
+		s.dirty = true
+		s.log.Info().Str("job", e.id).Str("signal", e.stop.Signal).Str("delivery", d.String()).Int("grace_s", e.stop.Grace).
+			Int("preemptions", e.preemptions).Str("opt_in", e.stopFrom).Msg("preempting: stop signal sent")
+	}
+	return nil
+}
+
+// stopFailed takes e, whose stop signal did not go out, out of the policy
+// for good: it runs on unmanaged and is never signalled again.
+func (s *Sidecar) stopFailed(e *entry, why string, err error) {
+	s.m.preemptions.WithLabelValues(outcomeFailed).Inc()
+	ev := s.log.Warn().Str("job", e.id)
+	if err != nil {
+		ev = ev.Err(err).Str("reason", Reason(err))
+	}
+	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
+	s.withdraw(s.clock, e, "preemption not sent: "+why, false)
+	e.stopWhy = "a preemption of it was not sent"
+	e.stopFrom = ""
+}
+
+// watchStop follows a signalled job that Slurm still does not show
+// pending at t: one still running stopSlack after its grace ignored the
+// signal; one stopped in a dry run (never signalled) leaves the policy at
+// once.
+func (s *Sidecar) watchStop(t float64, e *entry) {
+	switch {
+	case !e.signalSent:
+		s.withdraw(t, e, "preempted in a dry run: no signal was sent", false)
+	case t-e.signalledAt > float64(e.stop.Grace)+s.stopSlack():
+		s.m.preemptions.WithLabelValues(outcomeIgnored).Inc()
+		s.log.Warn().Str("job", e.id).Str("signal", e.stop.Signal).Int("grace_s", e.stop.Grace).
+			Msg("preempted job still runs after its grace: it ignored the signal; it is not preempted again")
+		s.withdraw(t, e, "ignored the preemption signal", false)
+		e.stopWhy, e.stopFrom, e.signalSent = "it ignored a preemption signal", "", false
+	}
+}
+
+// requeued handles a stopping job Slurm shows pending again: it waits in
+// the policy, where it already is, ranked by its remaining work; after a
+// restart of the sidecar (the policy does not hold it) it is idle and
+// arrives again with its count of preemptions.
+func (s *Sidecar) requeued(e *entry) {
+	if e.signalSent {
+		s.m.preemptions.WithLabelValues(outcomeRequeued).Inc()
+		s.log.Info().Str("job", e.id).Int("preemptions", e.preemptions).Msg("preempted job requeued")
+	}
+	e.signalSent = false
+	s.dirty = true
+	if e.task == nil {
+		e.ph = phIdle
+		return
+	}
+	e.ph = phQueued
+}
+
+// unpin reports whether e, waiting again after asrpt preempted it, still
+// holds the node list asrpt gave it for its last run: it is cleared, so
+// that its next run goes where its next turn places it.
+func unpin(e *entry) bool {
+	return e.ph == phQueued && e.preemptions > 0 && e.wroteNodes && !e.ownNodes && e.sj != nil &&
+		len(e.sj.RequiredNodes) > 0 && slices.Equal(e.sj.RequiredNodes, e.nodes)
+}
