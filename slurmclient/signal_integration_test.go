@@ -3,15 +3,10 @@
 package slurmclient
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
 // trapScript is a batch script that, on USR1 to its batch shell, writes
@@ -132,112 +127,5 @@ func (l *lab) signalSteps(t *testing.T, c Client) {
 	if read("s") != "step" || read("b") != "" || read("d") != "done" {
 		t.Errorf("job %s (%s): step marker %q, batch marker %q, done marker %q; want step, none, done",
 			id, s["ExitCode"], read("s"), read("b"), read("d"))
-	}
-}
-
-// ckptScript is a job that checkpoints and requeues itself, as PyTorch
-// Lightning's and submitit's do: its step counts seconds of work into a
-// progress file, starting from what the file holds; on USR1 the step
-// requeues the job and ends, and the job resumes from the file when Slurm
-// starts it again. Its batch shell (and srun) ignore USR1, so that a
-// signal to the whole job (22.05) stops only the step. Each start appends
-// "start N RESTARTS" to the log.
-const ckptScript = `#!/bin/sh
-trap '' USR1
-srun -n1 sh -c '
-P=/tmp/asrpt-ckpt-$SLURM_JOB_ID
-n=$(cat $P 2>/dev/null || echo 0)
-echo "start $n ${SLURM_RESTART_COUNT:-0}" >> $P.log
-stop=0
-trap "stop=1" USR1
-while [ $n -lt 100000 ]; do
-	if [ $stop = 1 ]; then scontrol requeue $SLURM_JOB_ID; exit 0; fi
-	sleep 1; n=$((n+1)); echo $n > $P
-done'
-`
-
-// TestLiveSignalRequeue: a checkpointing job signalled through SignalJob
-// (to its steps on 24.11+, to the whole job on 22.05) is requeued, starts
-// again, and resumes from its progress: the progress never goes back.
-// Slurm starts a requeued job about two minutes later (BeginTime), so the
-// labs are signalled one after the other first, and their restarts
-// awaited afterwards, the two minutes overlapping.
-func TestLiveSignalRequeue(t *testing.T) {
-	type requeued struct {
-		l            *lab
-		id, progress string
-		at           int // progress at the signal, seconds of work
-	}
-	var runs []*requeued
-	read := func(st *testing.T, l *lab, progress string) int {
-		out, err := l.Run(liveCtx(st), "cat", progress)
-		if err != nil {
-			return 0
-		}
-		n, _ := strconv.Atoi(strings.TrimSpace(out))
-		return n
-	}
-	for _, v := range slurmlab.Versions {
-		t.Run("signal/"+v, func(st *testing.T) {
-			l := &lab{slurmlab.Require(st, v)}
-			c := l.client(st, "slurmrest")
-			d := DeliverSteps
-			if !c.SupportsDelivery(d) {
-				d = DeliverAll
-			}
-			script := "/tmp/asrpt-ckpt-" + l.Version + ".sh"
-			l.run(st, "sh", "-c", "cat > "+script+" <<'EOF'\n"+ckptScript+"EOF\nchmod 755 "+script)
-			id := l.runAs(st, "alice", "sbatch", "--parsable", "--requeue", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
-				"-J", "asrpt-it-ckpt", script)
-			id, _, _ = strings.Cut(id, ";")
-			progress := "/tmp/asrpt-ckpt-" + id
-			t.Cleanup(func() { // when the whole test ends, after the resume
-				ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-				defer cancel()
-				l.Run(ctx, "scancel", id)
-				l.Run(ctx, "rm", "-f", progress, progress+".log")
-			})
-			l.waitState(st, id, "RUNNING", 90*time.Second)
-			deadline := time.Now().Add(60 * time.Second)
-			for read(st, l, progress) < 5 {
-				if time.Now().After(deadline) {
-					st.Fatalf("job %s made no progress", id)
-				}
-				time.Sleep(time.Second)
-			}
-			if err := c.SignalJob(liveCtx(st), id, "USR1", d); err != nil {
-				st.Fatalf("USR1 (%v): %v", d, err)
-			}
-			at := read(st, l, progress)
-			deadline = time.Now().Add(60 * time.Second)
-			for l.show(st, id)["Restarts"] != "1" {
-				if time.Now().After(deadline) {
-					st.Fatalf("job %s not requeued: %v", id, l.show(st, id))
-				}
-				time.Sleep(time.Second)
-			}
-			runs = append(runs, &requeued{l, id, progress, at})
-		})
-	}
-	for _, r := range runs {
-		t.Run("resume/"+r.l.Version, func(st *testing.T) {
-			l, id := r.l, r.id
-			l.waitState(st, id, "RUNNING", 240*time.Second)
-			deadline := time.Now().Add(60 * time.Second)
-			for read(st, l, r.progress) < r.at+3 {
-				if time.Now().After(deadline) {
-					st.Fatalf("job %s: progress %d after its restart, %d at the signal", id, read(st, l, r.progress), r.at)
-				}
-				time.Sleep(time.Second)
-			}
-			starts := strings.Split(l.run(st, "cat", r.progress+".log"), "\n")
-			if len(starts) != 2 || starts[0] != "start 0 0" || !strings.HasPrefix(starts[1], "start ") {
-				st.Fatalf("starts %q, want two, the first from 0", starts)
-			}
-			var resumed, restarts int
-			if _, err := fmt.Sscanf(starts[1], "start %d %d", &resumed, &restarts); err != nil || resumed < r.at-1 || restarts != 1 {
-				st.Errorf("second start %q: resumed at %d with %d restarts, want ≥ %d (progress at the signal, less the second in flight) and 1", starts[1], resumed, restarts, r.at-1)
-			}
-		})
 	}
 }
