@@ -15,7 +15,7 @@ FUZZTIME ?= 60s
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/asrpt/asrpt/internal/buildinfo.version=$(VERSION)
 
-.PHONY: all build binary alerts deb deb-test check static test race fuzz integration testbed bench bench-quick bench-readme quality lab-up lab-down
+.PHONY: all build binary alerts deb deb-test check static test race fuzz integration testbed testbed-preempt bench bench-quick bench-readme quality lab-up lab-down
 
 all: build
 
@@ -72,6 +72,14 @@ integration:
 # one workload with Slurm alone and with asrpt sidecar, JCTs from
 # accounting (test/testbed/README.md).
 testbed:
+	bash test/testbed/run.sh
+
+# The testbed's preemption workload (checkpointing jobs that opted in):
+# the sidecar with asrpt, then with asrpt-preempt; not part of check
+# (about 25 minutes; test/testbed/README.md).
+testbed-preempt:
+	TESTBED_WORKLOAD=test/testbed/workload-preempt.tsv TESTBED_RUNS="asrpt asrpt-preempt" \
+	TESTBED_PREEMPT_EXEMPT=30 TESTBED_RUN_TIMEOUT=900 TESTBED_REPLAY_POLICIES=asrpt,asrpt-preempt \
 	bash test/testbed/run.sh
 
 lab-up:

@@ -299,6 +299,31 @@ func (a *asrpt) Withdraw(now float64, t *Task) {
 	a.admit(now)
 }
 
+// Adopt implements Adopter: t leaves the waiting jobs (the virtual
+// machine or the release queue) and runs from start on p, with the α of p
+// (α_min when p does not map its profile, or is empty).
+func (a *asrpt) Adopt(now float64, t *Task, start float64, p placement.Placement) bool {
+	if t.running {
+		return false
+	}
+	a.advance(now)
+	if (t.released && !a.queue.Has(t)) || (!t.released && (a.vm == nil || !a.vm.tree.Has(t))) {
+		return false // not held: withdrawn, or never arrived
+	}
+	alpha := 1.0
+	if t.Prof != nil {
+		alpha = t.AlphaMin
+		if al, ok := a.env.Placer.AlphaOf(t.Prof, &p); ok && len(p.Slots) > 0 {
+			alpha = al
+		}
+	}
+	t.Start, t.Placement, t.Alpha, t.running = math.Min(start, now), p, alpha, true
+	a.started(t)
+	a.run.add(t)
+	a.admit(now)
+	return true
+}
+
 // Restore puts t back with remaining virtual work. Under paper mode a
 // released job goes to the end of the release queue (restore released jobs
 // in release order); under the revised dispatch it is keyed by its size.

@@ -54,6 +54,18 @@ type Policy interface {
 	Restore(now float64, t *Task, remaining float64, released bool)
 }
 
+// Adopter is implemented by the policies that can take over a waiting job
+// someone else started (A-SRPT's). Adopt moves t, waiting in the policy,
+// to its running jobs as if it had started t at start (≤ now) on p (its
+// GPUs are the caller's to account for; p may be empty when the caller
+// does not know them), and reports whether it did: false for a job the
+// policy does not hold as waiting. The sidecar adopts the jobs Slurm
+// starts before their turn under asrpt-preempt, so that they may be
+// preempted as the policy's own.
+type Adopter interface {
+	Adopt(now float64, t *Task, start float64, p placement.Placement) bool
+}
+
 // Updater is implemented by the policies that order waiting jobs by
 // their predictions. Update replaces a waiting job's estimate with est (it
 // was predicted again at now, design §5.3) and re-orders it; it is a no-op

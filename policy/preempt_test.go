@@ -114,3 +114,56 @@ func decided(ds []Decision) []string {
 	}
 	return out
 }
+
+// TestAdopt: a waiting job someone else started joins the running jobs
+// (off the waiting order, at its start and placement) and can then be
+// preempted; a job the policy does not hold as waiting is refused.
+func TestAdopt(t *testing.T) {
+	p := DefaultParams()
+	env := NewEnv(cluster.Uniform(1, 8), p)
+	pol, err := New("asrpt-preempt", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(id string, seq, gpus int, d, submit float64) *Task {
+		task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	long := mk("long", 0, 8, 100000, 0)
+	long.Preemptible = true
+	pol.Arrive(0, long)
+	free := placement.NewFree(env.Cluster)
+	all := placement.Placement{Slots: []placement.Slot{{Node: 0, GPUs: 0xff}}}
+	if err := free.Take(&all); err != nil {
+		t.Fatal(err)
+	}
+	ad := pol.(Adopter)
+	if !ad.Adopt(10, long, 5, all) || !long.running || long.Start != 5 || len(pol.Pending()) != 0 {
+		t.Fatalf("adopted: running %v start %v pending %d", long.running, long.Start, len(pol.Pending()))
+	}
+	if ad.Adopt(11, long, 11, all) {
+		t.Error("adopted twice")
+	}
+	gone := mk("gone", 1, 1, 10, 10)
+	pol.Arrive(10, gone)
+	pol.Withdraw(10, gone)
+	if ad.Adopt(12, gone, 12, placement.Placement{}) {
+		t.Error("adopted a withdrawn job")
+	}
+	short := mk("short", 2, 8, 100, 3000)
+	pol.Arrive(3000, short)
+	var got []string
+	for _, d := range pol.Schedule(4000, free) {
+		if d.Preempt {
+			got = append(got, "-"+d.Task.ID)
+		} else {
+			got = append(got, "+"+d.Task.ID)
+		}
+	}
+	if len(got) != 2 || got[0] != "-long" || got[1] != "+short" {
+		t.Errorf("decisions %v, want [-long +short]", got)
+	}
+}

@@ -181,6 +181,7 @@ func FuzzParseConfig(f *testing.F) {
 	data, _ := os.ReadFile(filepath.Join("..", "contrib", "asrpt.toml"))
 	f.Add(data)
 	f.Add([]byte("[slurm]\nurl = 3\n[x]\n"))
+	f.Add([]byte("[policy]\nname = \"asrpt-preempt\"\n[[preemption.rule]]\nfamily = \"train\"\nstop = \"B:USR1@120\"\n[[preemption.rule]]\nqos = 1\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		fuzzbound.Within(t, time.Second, func() {
 			_, err := ParseConfig(in, "f")

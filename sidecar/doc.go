@@ -1,11 +1,12 @@
-// Package sidecar runs A-SRPT (or another non-preemptive policy) against a
+// Package sidecar runs A-SRPT (or another policy of the replay's) against a
 // live Slurm: every cycle it reads the queue and the nodes through the REST
 // client, feeds finished jobs to the predictor, brings the policy up to
 // date, and writes site factors (or priorities) and node lists so that
 // Slurm starts jobs in the policy's order (design §9, docs/design.md). It
 // never starts, cancels or changes a job other than through its site
 // factor, priority, required nodes, a per-node GPU count and hold +
-// release.
+// release; with policy asrpt-preempt it also sends a running job that
+// opted in the stop signal the job declared (preempt.go).
 //
 // # Two write modes
 //

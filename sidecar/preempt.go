@@ -3,10 +3,12 @@ package sidecar
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 
 	"github.com/asrpt/asrpt/jobword"
+	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -25,7 +27,9 @@ import (
 //     the first [[preemption.rule]] matching its family, account or QOS),
 //     and the REST API can deliver the signal that way (22.05's v0.0.38
 //     signals the whole job only: "F:"). It is decided when the job
-//     arrives; only jobs the policy started and Slurm runs are candidates.
+//     arrives; only jobs the policy holds as running and Slurm runs are
+//     candidates: those it started, and those Slurm started before their
+//     turn, which the policy adopts (adopt) rather than forgets.
 //   - A victim is marked stopping, with the cycle's time, and saved in the
 //     state before the signal goes out; a failed save sends nothing. The
 //     signal is sent once, never retried, never in a dry run and never
@@ -228,4 +232,71 @@ func (s *Sidecar) requeued(e *entry) {
 func unpin(e *entry) bool {
 	return e.ph == phQueued && e.preemptions > 0 && e.wroteNodes && !e.ownNodes && e.sj != nil &&
 		len(e.sj.RequiredNodes) > 0 && slices.Equal(e.sj.RequiredNodes, e.nodes)
+}
+
+// adopt takes e, waiting in the policy, which Slurm started before its
+// turn, into the policy's running jobs (policy.Adopter), from its start in
+// Slurm on the GPUs Slurm gave it, so that it may be preempted like a job
+// the policy started; asrpt-preempt only (the other policies forget such
+// a job). It reports whether it did.
+func (s *Sidecar) adopt(t float64, e *entry) bool {
+	ad, ok := s.pol.(policy.Adopter)
+	if !ok || !s.preempting() || e.task == nil || e.sj == nil || e.sj.State != jobstate.Running {
+		return false
+	}
+	start := t
+	if !e.sj.Start.IsZero() {
+		start = min(unixSeconds(e.sj.Start), t)
+	}
+	p := s.heldPlacement(e.sj, e.task.GPUs)
+	if !ad.Adopt(t, e.task, start, p) {
+		return false
+	}
+	e.ph, e.place, e.placed, e.notPending = phRunning, p, len(p.Slots) > 0, 0
+	s.dirty = true
+	s.log.Debug().Str("job", e.id).Msg("started by Slurm before its turn; running in the policy")
+	return true
+}
+
+// heldBy sets the placement of e, which Slurm has just started for the
+// policy, to the GPUs Slurm gave it when they are known (asrpt-preempt
+// only): a preemption gives back the GPUs the job holds, which may not be
+// those the policy chose (a job that names its nodes, an array).
+func (s *Sidecar) heldBy(e *entry) {
+	if !s.preempting() || e.task == nil || e.sj == nil {
+		return
+	}
+	if p := s.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
+		e.task.Placement, e.place, e.placed = p, p, true
+	}
+}
+
+// heldPlacement returns the GPUs running job sj holds, from its GPU
+// indices, when they are on cluster nodes and add up to gpus; else an
+// empty placement.
+func (s *Sidecar) heldPlacement(sj *slurmclient.Job, gpus int) placement.Placement {
+	var p placement.Placement
+	n := 0
+	for name, idx := range sj.GPUIndices {
+		i, ok := s.nodeIndex[name]
+		if !ok {
+			return placement.Placement{}
+		}
+		var mask uint64
+		for _, x := range idx {
+			if x < 0 || x >= 64 {
+				return placement.Placement{}
+			}
+			mask |= 1 << uint(x)
+		}
+		if mask != 0 {
+			p.Slots = append(p.Slots, placement.Slot{Node: i, GPUs: mask})
+			n += bits.OnesCount64(mask)
+		}
+	}
+	if n != gpus {
+		return placement.Placement{}
+	}
+	slices.SortFunc(p.Slots, func(a, b placement.Slot) int { return a.Node - b.Node })
+	return p
 }

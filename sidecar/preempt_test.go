@@ -338,3 +338,43 @@ func TestPreemptionConfig(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestPreemptAdopted: a waiting job that Slurm starts before its turn
+// (its GPUs came free before A-SRPT's virtual machine released it) is
+// taken into the policy's running jobs on the GPUs Slurm gave it, and is
+// preempted for a head that cannot start, as a job the policy started.
+func TestPreemptAdopted(t *testing.T) {
+	h := newHarness(t, 1, 4, true, func(c *Config) {
+		c.Policy = "asrpt-preempt"
+		c.Params.PreemptExempt = 60
+	})
+	for _, id := range []string{"1", "2"} {
+		j := pend(id, "week", 2, t0)
+		j.Comment, j.Requeue = "asrpt:preempt=USR2@60", true
+		h.fake.Submit(j)
+	}
+	h.cycle(t0)
+	// The node frees up; Slurm starts both on its own.
+	h.fake.EditNode("node0001", func(n *slurmclient.Node) { n.GPUsUsed, n.State = 0, "IDLE" })
+	for _, id := range []string{"1", "2"} {
+		if err := h.fake.Start(id, []string{"node0001"}, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range startedCycles {
+		h.cycle(t0.Add(time.Duration(i+1) * time.Second))
+	}
+	for _, id := range []string{"1", "2"} {
+		e := h.s.entries[id]
+		if e.ph != phRunning || e.task == nil || len(e.task.Placement.Slots) != 1 {
+			t.Fatalf("job %s started by Slurm: phase %v task %+v", id, e.ph, e.task)
+		}
+	}
+	at := t0.Add(2 * time.Hour)
+	h.submitHead(at)
+	h.cycle(at)
+	want := []sidecartest.Signal{{JobID: "1", Signal: "USR2", Delivery: slurmclient.DeliverSteps}}
+	if got := h.fake.Signals(); !slices.Equal(got, want) {
+		t.Errorf("signals %v, want %v", got, want)
+	}
+}

@@ -81,10 +81,11 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			case phDispatched:
 				e.ph = phRunning
 				s.dirty = true
+				s.heldBy(e) // where Slurm runs it, which a preemption gives back
 			case phQueued:
 				// Withdrawn only when startedCycles lists in a row show it
 				// not pending: a flapping job keeps its place.
-				if e.notPending++; e.notPending >= startedCycles {
+				if e.notPending++; e.notPending >= startedCycles && !s.adopt(t, e) {
 					s.withdraw(t, e, "started by Slurm before its turn", false)
 				}
 			case phStopping:

@@ -35,6 +35,8 @@ func FuzzReadState(f *testing.F) {
 	f.Add(real)
 	f.Add([]byte(`{"version":2,"policy":"asrpt","next_seq":1,"jobs":[{"job":{"ID":"1"},"phase":"queued","remaining_s":-1}]}`))
 	f.Add([]byte(`{"version":2,"policy":"asrpt","next_seq":3,"jobs":[{"job":{"ID":"1"},"seq":1,"phase":"dispatched","placement":[{"node":"node1","gpus":255}]},{"job":{"ID":"2"},"seq":2,"phase":"queued","order":1e9}]}`))
+	f.Add([]byte(`{"version":2,"policy":"asrpt","next_seq":2,"jobs":[{"job":{"ID":"1"},"seq":1,"phase":"stopping","stop":"F:USR1@30","stop_from":"comment","preemptions":1,"signalled_at":5,"signal_sent":true}]}`))
+	f.Add([]byte(`{"version":2,"policy":"asrpt","next_seq":2,"jobs":[{"job":{"ID":"1"},"seq":1,"phase":"stopping","stop":"KILL@0","stop_from":"comment","preemptions":-1}]}`))
 	f.Add([]byte(`{"version":2,"policy":"fifo"}`))
 	f.Add([]byte("{not json"))
 	f.Fuzz(func(t *testing.T, data []byte) {

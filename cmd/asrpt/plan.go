@@ -132,7 +132,10 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 			if r.Stop != "" {
 				p += " (" + r.Stop + " from " + r.StopFrom + ")"
 			}
-			if r.Preemptions > 0 {
+			switch {
+			case r.Preemptions == 1:
+				p += ", preempted once"
+			case r.Preemptions > 1:
 				p += fmt.Sprintf(", preempted %d times", r.Preemptions)
 			}
 			note = strings.TrimSuffix(p+"; "+note, "; ")

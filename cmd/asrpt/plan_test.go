@@ -52,6 +52,24 @@ func TestWritePlanGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "plan-factor.golden"), buf.Bytes(), *updatePlan)
+
+	// asrpt-preempt: the running jobs, whether asrpt may stop them, and why
+	// not.
+	yes, no := true, false
+	rows = []sidecar.PlanRow{
+		{JobID: "40", User: "ana", Name: "train-llm", Shape: "plain", GPUs: 8, Predicted: 86400, Known: true, Stage: "running",
+			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &yes, Stop: "USR1@120", StopFrom: "comment", Preemptions: 1},
+		{JobID: "41", User: "bo", Name: "train-vit", Shape: "plain", GPUs: 4, Predicted: 7200, Known: true, Stage: "stopping",
+			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &no, Stop: "F:USR2@60", StopFrom: "preemption.rule[2]", Preemptions: 2,
+			Note: "stop signal USR2 sent at 2026-12-04T10:00:00Z; waiting for its requeue"},
+		{JobID: "42", User: "cy", Name: "eval", Shape: "plain", GPUs: 1, Stage: "running", PriorityNow: 5000, PriorityNew: 5000,
+			Preemptible: &no, Note: "not started by asrpt's policy (before the sidecar, by Slurm before its turn, or not managed): never preempted"},
+	}
+	buf.Reset()
+	if err := writePlan(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "plan-preempt.golden"), buf.Bytes(), *updatePlan)
 }
 
 func TestSidecarCheck(t *testing.T) {

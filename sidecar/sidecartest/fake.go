@@ -199,11 +199,17 @@ func (f *Fake) Start(id string, nodes []string, gpusPerNode int) error {
 	if !ok {
 		return fmt.Errorf("fake: start %s: %w", id, slurmclient.ErrJobGone)
 	}
-	j.State, j.Nodes = jobstate.Running, slices.Clone(nodes)
+	j.State, j.Nodes, j.GPUIndices = jobstate.Running, slices.Clone(nodes), map[string][]int{}
 	for _, n := range nodes {
 		i := f.node(n)
 		if i < 0 {
 			return fmt.Errorf("fake: start %s: no node %s", id, n)
+		}
+		// The next indices up from those in use, as gres_detail shows them
+		// (the Fake frees by count: a test that mixes starts and ends
+		// on one node may see indices that overlap).
+		for x := range gpusPerNode {
+			j.GPUIndices[n] = append(j.GPUIndices[n], f.nodes[i].GPUsUsed+x)
 		}
 		f.nodes[i].GPUsUsed += gpusPerNode
 		f.nodes[i].State = "MIXED"
@@ -504,7 +510,7 @@ func (f *Fake) Requeue(id string, gpusPerNode int, eligible time.Time) {
 		return
 	}
 	f.free(j.Nodes, gpusPerNode)
-	j.State, j.Reason, j.Nodes, j.Eligible = jobstate.Pending, "BeginTime", nil, eligible
+	j.State, j.Reason, j.Nodes, j.GPUIndices, j.Eligible = jobstate.Pending, "BeginTime", nil, nil, eligible
 }
 
 // free gives back gpusPerNode GPUs on each of nodes.
