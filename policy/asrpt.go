@@ -129,6 +129,9 @@ type asrpt struct {
 	frontCap  int                  // most GPUs the front may ask for; 0: no cap
 	buf       []*Task
 	victims   []*Task
+	// holds are the times of the stops whose jobs Slurm may still hold
+	// (Params.RequeueDelay), oldest first.
+	holds []float64
 	dec       decisions
 }
 
@@ -402,6 +405,9 @@ func (a *asrpt) NextEvent(now float64) float64 {
 	if a.waitTill > now {
 		next = math.Min(next, a.waitTill)
 	}
+	if a.preempts {
+		next = math.Min(next, a.requeued(now))
+	}
 	return math.Min(next, a.wait.next())
 }
 
@@ -511,7 +517,7 @@ func (a *asrpt) scheduleRevised(now float64, free *placement.Free) []*Task {
 		if free.Total() == 0 {
 			return false
 		}
-		if t.Blocked || stoppedNow(now, t) {
+		if t.Blocked || a.stoppedNow(now, t) {
 			return true // neither starts nor reserves
 		}
 		seen++

@@ -53,7 +53,7 @@ func (e *ParamError) Error() string {
 //   - WaitLimit: a finite number of seconds in 0..MaxWaitLimit (0: none);
 //   - WaitFactor, WaitScale: a finite number in 0..MaxWaitFactor (0: none);
 //   - OverdueShare: a finite number in 0..1 (0: no cap);
-//   - PreemptExempt, LASExempt, RestartCost, LostWork: seconds in 0..MaxWaitLimit;
+//   - PreemptExempt, LASExempt, RestartCost, RequeueDelay, LostWork: seconds in 0..MaxWaitLimit;
 //   - MaxPreemptions: 0..MaxPreemptionsBound; PreemptBudget: ≥ 0;
 //   - PreemptMargin: a finite number in 1..MaxWaitFactor.
 //
@@ -115,6 +115,9 @@ func (p Params) Validate() error {
 		return err
 	}
 	if err := num("restart_cost", p.RestartCost, 0, MaxWaitLimit); err != nil {
+		return err
+	}
+	if err := num("requeue_delay", p.RequeueDelay, 0, MaxWaitLimit); err != nil {
 		return err
 	}
 	return num("lost_work", p.LostWork, 0, MaxWaitLimit)

@@ -91,11 +91,12 @@ func (a *asrpt) preemptible(now float64, t *Task) bool {
 	return t.Preemptible && t.Preemptions < p.MaxPreemptions && now-t.Start >= p.PreemptExempt-timeEpsilon
 }
 
-// head returns the first released job of the order that is not held back.
-func (a *asrpt) head() (*Task, bool) {
+// head returns the first released job of the order that is not held back
+// (by Slurm, or after a stop for Params.RequeueDelay).
+func (a *asrpt) head(now float64) (*Task, bool) {
 	var h *Task
 	a.queue.Ascend(func(t *Task) bool {
-		if t.Blocked {
+		if t.Blocked || (a.env.Params.RequeueDelay > 0 && a.stoppedNow(now, t)) {
 			return true
 		}
 		h = t
@@ -108,10 +109,11 @@ func (a *asrpt) head() (*Task, bool) {
 // make way for the head (giving their GPUs back to free) and returns them.
 func (a *asrpt) preempt(now float64, free *placement.Free) []*Task {
 	p := a.env.Params
+	a.requeued(now) // drops the holds that ended
 	if p.PreemptBudget <= 0 || p.MaxPreemptions <= 0 {
 		return nil
 	}
-	h, ok := a.head()
+	h, ok := a.head(now)
 	if !ok || h.GPUs <= free.Total() {
 		return nil
 	}
@@ -171,6 +173,7 @@ func (a *asrpt) preempt(now float64, free *placement.Free) []*Task {
 		t.served += a.progress(now, t)
 		t.Preemptions++
 		t.stopped = now
+		a.holds = append(a.holds, now)
 		// Back to the release queue, keyed by its remaining virtual work.
 		t.virtual = cands[i].key
 		a.release(t, now)
@@ -193,8 +196,24 @@ func (a *asrpt) giveBack(victims []*Task, free *placement.Free) {
 	a.victims = victims[:0]
 }
 
-// stoppedNow reports a job preempted at now: it is not started again in
-// the pass that stopped it.
-func stoppedNow(now float64, t *Task) bool {
-	return t.Preemptions > 0 && math.Abs(t.stopped-now) <= timeEpsilon
+// stoppedNow reports a job preempted at now, or less than
+// Params.RequeueDelay before: it is not started again in the pass that
+// stopped it, nor while Slurm holds it after its requeue.
+func (a *asrpt) stoppedNow(now float64, t *Task) bool {
+	return t.Preemptions > 0 && now-t.stopped <= a.env.Params.RequeueDelay+timeEpsilon
+}
+
+// requeued returns the end of the hold after the last stop, or +Inf when
+// no stopped job waits for it (Params.RequeueDelay): the next time a pass
+// may start one. Stops are kept in the order made; those past are
+// dropped.
+func (a *asrpt) requeued(now float64) float64 {
+	d := a.env.Params.RequeueDelay
+	for len(a.holds) > 0 && a.holds[0]+d+timeEpsilon < now {
+		a.holds = a.holds[1:]
+	}
+	if len(a.holds) == 0 || d <= 0 {
+		return math.Inf(1)
+	}
+	return a.holds[0] + d + 2*timeEpsilon
 }

@@ -167,3 +167,50 @@ func TestAdopt(t *testing.T) {
 		t.Errorf("decisions %v, want [-long +short]", got)
 	}
 }
+
+// TestRequeueDelay: a stopped job cannot start again for RequeueDelay
+// seconds, even on free GPUs, and the policy's next event is the end of
+// that hold.
+func TestRequeueDelay(t *testing.T) {
+	p := DefaultParams()
+	p.RequeueDelay = 121
+	env := NewEnv(cluster.Uniform(1, 8), p)
+	pol, err := New("asrpt-preempt", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(id string, seq, gpus int, d, submit float64) *Task {
+		task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	free := placement.NewFree(env.Cluster)
+	long := mk("long", 0, 8, 100000, 0)
+	long.Preemptible = true
+	pol.Arrive(0, long)
+	pol.Schedule(1, free)
+	if !long.running {
+		t.Fatal("long job not started")
+	}
+	short := mk("short", 1, 8, 100, 3000)
+	pol.Arrive(3000, short)
+	if ds := pol.Schedule(4000, free); len(ds) != 2 || !ds[0].Preempt {
+		t.Fatalf("decisions %+v", ds)
+	}
+	// The short job ends at once; its GPUs are free, the long job held.
+	if err := free.Give(&short.Placement); err != nil {
+		t.Fatal(err)
+	}
+	pol.Finish(4001, short)
+	if ds := pol.Schedule(4001, free); len(ds) != 0 {
+		t.Errorf("restarted within the hold: %+v", ds)
+	}
+	if next := pol.NextEvent(4001); next < 4121 || next > 4122 {
+		t.Errorf("next event %v, want the hold's end 4121", next)
+	}
+	if ds := pol.Schedule(4122, free); len(ds) != 1 || ds[0].Task != long {
+		t.Errorf("after the hold: %+v", ds)
+	}
+}

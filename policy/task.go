@@ -155,6 +155,12 @@ type Params struct {
 	// this since its last start is not preempted (it ranks before every
 	// queue meanwhile). 0, the default, is Tiresias' 2D-LAS as published.
 	LASExempt float64
+	// RequeueDelay is the time in seconds a job asrpt-preempt stopped
+	// cannot start again (it holds no GPUs meanwhile): Slurm holds a
+	// requeued job about 121 s (Reason=BeginTime, measured on the labs).
+	// 0 (the default): it may start again in the next pass. The live
+	// sidecar sees Slurm's hold and leaves it 0.
+	RequeueDelay float64
 	// LostWork is the work in seconds a preempted job loses at each
 	// preemption (what it did since its last checkpoint; 0 when it
 	// checkpoints on the signal), at most what it did in that run.

@@ -174,7 +174,7 @@ func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
 	r.Preemptible = &no
 	e := s.entries[sj.ID]
 	if e == nil || (e.ph != phRunning && e.ph != phStopping) {
-		r.Note = "not started by asrpt's policy (before the sidecar, by Slurm before its turn, or not managed): never preempted"
+		r.Note = "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"
 		if e != nil {
 			r.Preemptions = e.preemptions
 		}

@@ -259,15 +259,22 @@ func (s *Sidecar) adopt(t float64, e *entry) bool {
 }
 
 // heldBy sets the placement of e, which Slurm has just started for the
-// policy, to the GPUs Slurm gave it when they are known (asrpt-preempt
-// only): a preemption gives back the GPUs the job holds, which may not be
-// those the policy chose (a job that names its nodes, an array).
-func (s *Sidecar) heldBy(e *entry) {
+// policy (seen at t), to the GPUs Slurm gave it when they are known, and
+// its start to Slurm's (asrpt-preempt only): a preemption gives back the
+// GPUs the job holds, which may not be those the policy chose (a job that
+// names its nodes, an array), and the exemption counts from its start in
+// Slurm, a cycle or more after its dispatch.
+func (s *Sidecar) heldBy(t float64, e *entry) {
 	if !s.preempting() || e.task == nil || e.sj == nil {
 		return
 	}
 	if p := s.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
 		e.task.Placement, e.place, e.placed = p, p, true
+	}
+	if !e.sj.Start.IsZero() {
+		if st := unixSeconds(e.sj.Start); st > e.task.Start && st <= t {
+			e.task.Start = st
+		}
 	}
 }
 

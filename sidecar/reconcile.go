@@ -81,7 +81,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			case phDispatched:
 				e.ph = phRunning
 				s.dirty = true
-				s.heldBy(e) // where Slurm runs it, which a preemption gives back
+				s.heldBy(t, e) // where and since when Slurm runs it
 			case phQueued:
 				// Withdrawn only when startedCycles lists in a row show it
 				// not pending: a flapping job keeps its place.

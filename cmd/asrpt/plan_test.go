@@ -63,7 +63,7 @@ func TestWritePlanGolden(t *testing.T) {
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &no, Stop: "F:USR2@60", StopFrom: "preemption.rule[2]", Preemptions: 2,
 			Note: "stop signal USR2 sent at 2026-12-04T10:00:00Z; waiting for its requeue"},
 		{JobID: "42", User: "cy", Name: "eval", Shape: "plain", GPUs: 1, Stage: "running", PriorityNow: 5000, PriorityNew: 5000,
-			Preemptible: &no, Note: "not started by asrpt's policy (before the sidecar, by Slurm before its turn, or not managed): never preempted"},
+			Preemptible: &no, Note: "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"},
 	}
 	buf.Reset()
 	if err := writePlan(&buf, rows); err != nil {

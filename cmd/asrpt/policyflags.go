@@ -35,6 +35,7 @@ func policyFlags(fs *flag.FlagSet, p *policy.Params) func() error {
 	fs.Float64Var(&p.PreemptMargin, "preempt-margin", p.PreemptMargin, "asrpt-preempt: a running job is preempted only when its remaining virtual work is this many times that of the job it makes way for (≥ 1)")
 	fs.Var(secondsFlag{p: &p.LASExempt, zero: true}, "las-exempt", "las: a job is not preempted before it has run this long since its last start (seconds or 90m, 24h; 0: none, Tiresias as published)")
 	fs.Var(secondsFlag{p: &p.RestartCost, zero: true}, "restart-cost", "replay: seconds a preempted job spends on its GPUs after each restart before it progresses again (every preemptive policy)")
+	fs.Var(secondsFlag{p: &p.RequeueDelay, zero: true}, "requeue-delay", "replay, asrpt-preempt: seconds a stopped job cannot start again, holding no GPUs (Slurm holds a requeued job about 121 s)")
 	fs.Var(secondsFlag{p: &p.LostWork, zero: true}, "lost-work", "replay: seconds of work a job loses at each preemption (since its last checkpoint)")
 	fs.Float64Var(&p.OverdueShare, "overdue-share", p.OverdueShare, "A-SRPT: the overdue jobs at the front ask for at most this share of the GPUs together, the others keep their place until room frees (0..1; 0: no cap)")
 	return func() error {
