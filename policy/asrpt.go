@@ -132,7 +132,7 @@ type asrpt struct {
 	// holds are the times of the stops whose jobs Slurm may still hold
 	// (Params.RequeueDelay), oldest first.
 	holds []float64
-	dec       decisions
+	dec   decisions
 }
 
 var (
