@@ -42,18 +42,7 @@ func TestPreemptStep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := DefaultParams()
 			p.PreemptBudget = tc.budget
-			env := NewEnv(cluster.Uniform(1, 8), p)
-			pol, err := New("asrpt-preempt", env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mk := func(id string, seq, gpus int, d, submit float64) *Task {
-				task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return task
-			}
+			env, pol, mk := preemptPolicy(t, p)
 			free := placement.NewFree(env.Cluster)
 			long := mk("long", 0, tc.longGPUs, tc.longPred, 0)
 			long.Preemptible = tc.preemptible
@@ -120,18 +109,7 @@ func decided(ds []Decision) []string {
 // preempted; a job the policy does not hold as waiting is refused.
 func TestAdopt(t *testing.T) {
 	p := DefaultParams()
-	env := NewEnv(cluster.Uniform(1, 8), p)
-	pol, err := New("asrpt-preempt", env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk := func(id string, seq, gpus int, d, submit float64) *Task {
-		task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return task
-	}
+	env, pol, mk := preemptPolicy(t, p)
 	long := mk("long", 0, 8, 100000, 0)
 	long.Preemptible = true
 	pol.Arrive(0, long)
@@ -174,18 +152,7 @@ func TestAdopt(t *testing.T) {
 func TestRequeueDelay(t *testing.T) {
 	p := DefaultParams()
 	p.RequeueDelay = 121
-	env := NewEnv(cluster.Uniform(1, 8), p)
-	pol, err := New("asrpt-preempt", env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mk := func(id string, seq, gpus int, d, submit float64) *Task {
-		task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return task
-	}
+	env, pol, mk := preemptPolicy(t, p)
 	free := placement.NewFree(env.Cluster)
 	long := mk("long", 0, 8, 100000, 0)
 	long.Preemptible = true
@@ -212,5 +179,24 @@ func TestRequeueDelay(t *testing.T) {
 	}
 	if ds := pol.Schedule(4122, free); len(ds) != 1 || ds[0].Task != long {
 		t.Errorf("after the hold: %+v", ds)
+	}
+}
+
+// preemptPolicy returns asrpt-preempt with params p on one 8-GPU node, its
+// Env, and a maker of tasks (id, sequence, GPUs, run time predicted
+// exactly, submit time).
+func preemptPolicy(t *testing.T, p Params) (*Env, Policy, func(id string, seq, gpus int, d, submit float64) *Task) {
+	t.Helper()
+	env := NewEnv(cluster.Uniform(1, 8), p)
+	pol, err := New("asrpt-preempt", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, pol, func(id string, seq, gpus int, d, submit float64) *Task {
+		task, err := env.NewTask(&job.Job{ID: id, GPUs: gpus, RunTime: d, Submit: submit}, seq, prediction.Estimate{Seconds: d, Known: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
 	}
 }
