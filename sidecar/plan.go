@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -79,6 +80,11 @@ type PlanRow struct {
 	Stop        string `json:"stop,omitempty"`
 	StopFrom    string `json:"stop_from,omitempty"`
 	Preemptions int    `json:"preemptions,omitempty"`
+	// PreemptProblem says, for a ranked pending job under asrpt-preempt,
+	// why its asrpt:preempt word was refused (the job does not opt in) or
+	// why the stop it declared cannot be used; Stop and StopFrom are set
+	// when it can.
+	PreemptProblem string `json:"preempt_problem,omitempty"`
 }
 
 // plan builds the plan rows of the decisions, head first, then one row for
@@ -107,6 +113,15 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 		}
 		r.Family = predictor.Family(e.job.Name)
 		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem
+		if s.preempting() {
+			switch {
+			case e.canStop():
+				r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
+			case e.sj != nil && jobword.Parse(e.sj.Comment).HasPreempt:
+				// It asked to opt in: why it is not.
+				r.PreemptProblem = e.stopWhy
+			}
+		}
 		if e.task != nil && e.task.Prof != nil {
 			r.AlphaMin, r.Heavy = e.task.AlphaMin, e.task.Heavy
 		}

@@ -378,3 +378,26 @@ func TestPreemptAdopted(t *testing.T) {
 		t.Errorf("signals %v, want %v", got, want)
 	}
 }
+
+// TestPreemptPlanPending: under asrpt-preempt the plan shows, for each
+// ranked pending job, the stop it declared, or why the word it wrote does
+// not opt it in.
+func TestPreemptPlanPending(t *testing.T) {
+	h := newHarness(t, 1, 4, true, func(c *Config) { c.Policy = "asrpt-preempt" })
+	for id, comment := range map[string]string{"1": "asrpt:preempt=KILL@10", "2": "asrpt:preempt=B:USR1@60 asrpt:model=resnet50", "3": ""} {
+		j := pend(id, "week", 2, t0)
+		j.Comment, j.Requeue = comment, true
+		h.fake.Submit(j)
+	}
+	rep, err := h.s.Plan(context.Background(), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rep.Plan {
+		got[r.JobID] = r.Stop + "|" + r.StopFrom + "|" + r.PreemptProblem
+	}
+	if !strings.Contains(got["1"], "the signal must be one of") || got["2"] != "B:USR1@60|comment|" || got["3"] != "||" {
+		t.Errorf("plan rows %q", got)
+	}
+}

@@ -143,6 +143,9 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if r.ProfileProblem != "" {
 			note = strings.TrimPrefix(note+"; ", "; ") + "profile refused: " + r.ProfileProblem
 		}
+		if r.PreemptProblem != "" {
+			note = strings.TrimPrefix(note+"; ", "; ") + "not preemptible: " + r.PreemptProblem
+		}
 		if note == "" {
 			note = "-"
 		}

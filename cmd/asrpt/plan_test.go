@@ -62,6 +62,9 @@ func TestWritePlanGolden(t *testing.T) {
 		{JobID: "41", User: "bo", Name: "train-vit", Shape: "plain", GPUs: 4, Predicted: 7200, Known: true, Stage: "stopping",
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &no, Stop: "F:USR2@60", StopFrom: "preemption.rule[2]", Preemptions: 2,
 			Note: "stop signal USR2 sent at 2026-12-04T10:00:00Z; waiting for its requeue"},
+		{JobID: "43", User: "dee", Name: "train-x", Shape: "plain", GPUs: 2, Predicted: 600, Known: true, Stage: "waiting", Rank: 1,
+			VirtualRemaining: 75, PriorityNow: 5000, PriorityNew: 5000,
+			PreemptProblem: "bad asrpt: word in the job comment: \"asrpt:preempt=KILL@10\": the signal must be one of USR1, USR2, TERM, INT, HUP"},
 		{JobID: "42", User: "cy", Name: "eval", Shape: "plain", GPUs: 1, Stage: "running", PriorityNow: 5000, PriorityNew: 5000,
 			Preemptible: &no, Note: "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"},
 	}
