@@ -31,13 +31,16 @@ const (
 	Longest
 	// Accounts: the jobs of the named accounts.
 	Accounts
+	// Families: the jobs whose name's family (predictor.Family, as the
+	// sidecar's [[preemption.rule]] family matches) is named.
+	Families
 	// Comment: the jobs whose comment declares how they stop, an
 	// "asrpt:preempt=SIGNAL@SECONDS" word (job.Job.Preemptible; the sacct
 	// reader fills it from the Comment field).
 	Comment
 )
 
-// MaxAccounts bounds the accounts one rule may name.
+// MaxAccounts bounds the accounts (or families) one rule may name.
 const MaxAccounts = 256
 
 // Rule is a parsed --preemptible value.
@@ -45,14 +48,16 @@ type Rule struct {
 	Kind Kind
 	// Share is Longest's share of jobs, in (0, 1].
 	Share float64
-	// Accounts are Accounts' account names.
+	// Accounts are Accounts' account names, or Families' families
+	// (normalised by predictor.Family).
 	Accounts []string
 }
 
 // Parse reads a rule: "none", "all", "comment" (the jobs whose comment
 // opted in), "longest:SHARE" (0 < SHARE ≤ 1, the
-// share of jobs in the longest families) or "accounts:A,B,…". The error
-// names what is wrong.
+// share of jobs in the longest families), "accounts:A,B,…" or
+// "families:F,G,…" (job names, reduced to their families). The error names
+// what is wrong.
 func Parse(s string) (Rule, error) {
 	kind, arg, hasArg := strings.Cut(s, ":")
 	switch {
@@ -68,19 +73,27 @@ func Parse(s string) (Rule, error) {
 			return Rule{}, fmt.Errorf("preemptible rule %q: longest:SHARE wants a share in (0, 1], got %q", s, arg)
 		}
 		return Rule{Kind: Longest, Share: f}, nil
-	case kind == "accounts" && hasArg:
+	case (kind == "accounts" || kind == "families") && hasArg:
 		names := strings.Split(arg, ",")
 		if len(names) > MaxAccounts {
-			return Rule{}, fmt.Errorf("preemptible rule: accounts: %d names, at most %d", len(names), MaxAccounts)
+			return Rule{}, fmt.Errorf("preemptible rule: %s: %d names, at most %d", kind, len(names), MaxAccounts)
 		}
-		for _, n := range names {
-			if n == "" {
-				return Rule{}, fmt.Errorf("preemptible rule %q: accounts: an empty account name", s)
+		for i, n := range names {
+			if kind == "families" {
+				if names[i] = predictor.Family(n); names[i] == "" {
+					return Rule{}, fmt.Errorf("preemptible rule %q: families: %q has no family (empty, or numbers, dates and hashes only)", s, n)
+				}
 			}
+			if n == "" {
+				return Rule{}, fmt.Errorf("preemptible rule %q: %s: an empty name", s, kind)
+			}
+		}
+		if kind == "families" {
+			return Rule{Kind: Families, Accounts: names}, nil
 		}
 		return Rule{Kind: Accounts, Accounts: names}, nil
 	}
-	return Rule{}, fmt.Errorf("preemptible rule %q: want none, all, comment, longest:SHARE or accounts:A,B", s)
+	return Rule{}, fmt.Errorf("preemptible rule %q: want none, all, comment, longest:SHARE, accounts:A,B or families:F,G", s)
 }
 
 // String returns the rule as Parse reads it.
@@ -94,6 +107,8 @@ func (r Rule) String() string {
 		return "longest:" + strconv.FormatFloat(r.Share, 'g', -1, 64)
 	case Accounts:
 		return "accounts:" + strings.Join(r.Accounts, ",")
+	case Families:
+		return "families:" + strings.Join(r.Accounts, ",")
 	}
 	return "none"
 }
@@ -138,6 +153,12 @@ func (r Rule) Selector(jobs Jobs) func(*job.Job) bool {
 			set[a] = true
 		}
 		return func(j *job.Job) bool { return set[j.Account] }
+	case Families:
+		set := make(map[string]bool, len(r.Accounts))
+		for _, f := range r.Accounts {
+			set[f] = true
+		}
+		return func(j *job.Job) bool { return set[predictor.Family(j.Name)] }
 	case Longest:
 		set := LongestFamilies(jobs, r.Share)
 		return func(j *job.Job) bool { return set[predictor.GroupKey(j)] }

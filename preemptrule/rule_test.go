@@ -31,8 +31,11 @@ func TestParse(t *testing.T) {
 		{"longest:NaN", "", "share in (0, 1]"},
 		{"longest:-0.1", "", "share in (0, 1]"},
 		{"longest:x", "", "share in (0, 1]"},
-		{"accounts:", "", "empty account name"},
-		{"accounts:a,,b", "", "empty account name"},
+		{"families:train-llm-2024-11-01,Eval_3", "families:train-llm,eval", ""},
+		{"families:", "", "has no family"},
+		{"families:a,20241101", "", "has no family"},
+		{"accounts:", "", "empty name"},
+		{"accounts:a,,b", "", "empty name"},
 		{"accounts:" + strings.Repeat("a,", MaxAccounts) + "a", "", "at most 256"},
 		{"random:0.5", "", "want none, all"},
 	}
@@ -89,6 +92,7 @@ func TestSelector(t *testing.T) {
 		{"accounts:web", "short"},
 		{"comment", "long"},
 		{"accounts:ml,nobody", "long,mid"},
+		{"families:mid,nobody", "mid"},
 	}
 	for _, c := range cases {
 		if got := chosen(c.rule); got != c.want {
@@ -101,7 +105,7 @@ func TestSelector(t *testing.T) {
 // rule, or errors naming the rule; a share is in (0, 1] and no account
 // name is empty.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"none", "all", "comment", "longest:0.2", "accounts:a,b", "longest:1e-9", "accounts:,", "longest:+Inf"} {
+	for _, s := range []string{"none", "all", "comment", "longest:0.2", "accounts:a,b", "families:train-llm,x", "longest:1e-9", "accounts:,", "longest:+Inf"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -11,7 +11,7 @@ import (
 // preemptFlag registers --preemptible, the opt-in rule of the replayed
 // jobs (preemptrule.Parse), on fs.
 func preemptFlag(fs *flag.FlagSet, r *preemptrule.Rule) {
-	fs.Var(r, "preemptible", "jobs that opted in to preemption, for asrpt-preempt: none, all, comment (an asrpt:preempt=SIGNAL@SECONDS word in the sacct Comment field), longest:SHARE (the longest job families holding SHARE of the jobs) or accounts:A,B")
+	fs.Var(r, "preemptible", "jobs that opted in to preemption, for asrpt-preempt: none, all, comment (an asrpt:preempt=SIGNAL@SECONDS word in the sacct Comment field), longest:SHARE (the longest job families holding SHARE of the jobs), accounts:A,B or families:F,G (job-name families, as the sidecar's [[preemption.rule]])")
 }
 
 // policyFlags registers the policy tunables shared by replay and quality
