@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/asrpt/asrpt/job"
-	"github.com/asrpt/asrpt/slurmclient/jobstate"
+	"github.com/asrpt/asrpt/job/jobstate"
 )
 
 // Errors about a whole history; check with errors.Is.

@@ -14,9 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
-	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // filteredSlurm is the fake Slurm whose job list passes through keep

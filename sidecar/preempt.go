@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
-	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // Live preemption (policy asrpt-preempt; docs/design.md, "Preempting the

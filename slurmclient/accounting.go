@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
-	"github.com/asrpt/asrpt/slurmclient/jobstate"
+	"github.com/asrpt/asrpt/job/jobstate"
 )
 
 // acctJob is an accounting record in version-neutral form.

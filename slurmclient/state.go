@@ -1,6 +1,6 @@
 package slurmclient
 
-import "github.com/asrpt/asrpt/slurmclient/jobstate"
+import "github.com/asrpt/asrpt/job/jobstate"
 
 // Slurm's base job and node state names as the adapters report them; the
 // rest of the project asks the methods below instead of comparing strings.

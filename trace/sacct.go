@@ -14,7 +14,7 @@ import (
 	"github.com/asrpt/asrpt/jobword"
 
 	"github.com/asrpt/asrpt/job"
-	"github.com/asrpt/asrpt/slurmclient/jobstate"
+	"github.com/asrpt/asrpt/job/jobstate"
 )
 
 // sacct field names this reader interprets, lower-cased. Other fields are

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/slurmclient"
-	"github.com/asrpt/asrpt/slurmclient/jobstate"
 )
 
 // Call describes one call made to the Fake, as its interceptor sees it.
