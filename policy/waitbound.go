@@ -47,13 +47,17 @@ func newWaitBound(p Params) waitBound {
 }
 
 // dueAt returns when t becomes overdue under the fixed bounds, or +Inf.
-func (w *waitBound) dueAt(t *Task) float64 {
+func (w *waitBound) dueAt(t *Task) float64 { return w.dueFrom(t.Submit, t.Ranked()) }
+
+// dueFrom returns when a job that waits from from, with size seconds of
+// predicted run time, becomes overdue under the fixed bounds, or +Inf.
+func (w *waitBound) dueFrom(from, size float64) float64 {
 	due := math.Inf(1)
 	if w.limit > 0 {
-		due = t.Submit + w.limit
+		due = from + w.limit
 	}
 	if w.factor > 0 {
-		due = math.Min(due, t.Submit+w.factor*math.Max(t.Ranked(), MinWaitBase))
+		due = math.Min(due, from+w.factor*math.Max(size, MinWaitBase))
 	}
 	return due
 }
@@ -100,16 +104,7 @@ func (w *waitBound) add(t *Task) {
 // overdue at from + WaitLimit or from + WaitFactor·max(left, MinWaitBase),
 // whichever comes first. The relative bound (WaitScale), which counts
 // from the submit, does not watch it.
-func (w *waitBound) addFrom(t *Task, from, left float64) {
-	due := math.Inf(1)
-	if w.limit > 0 {
-		due = from + w.limit
-	}
-	if w.factor > 0 {
-		due = math.Min(due, from+w.factor*math.Max(left, MinWaitBase))
-	}
-	w.addDue(t, due)
-}
+func (w *waitBound) addFrom(t *Task, from, left float64) { w.addDue(t, w.dueFrom(from, left)) }
 
 // addDue watches t, a preempted job, under its own bound: it becomes
 // overdue at due (+Inf: never).

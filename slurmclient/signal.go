@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/jobword"
 )
 
@@ -101,7 +103,7 @@ func signalJob(ctx context.Context, r *rest, a jobAdapter, jobPath, id, signal s
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	switch {
-	case j.State != "RUNNING":
+	case j.State != jobstate.Running:
 		return fmt.Errorf("%s: %w: the job is %s, not running", op, ErrNotPending, j.State)
 	case j.Het.LeaderID != "":
 		return fmt.Errorf("%s: %w: a heterogeneous job is not signalled", op, ErrInvalid)
@@ -139,11 +141,4 @@ func signalJob(ctx context.Context, r *rest, a jobAdapter, jobPath, id, signal s
 }
 
 // knownSignal reports whether s is one of jobword.Signals.
-func knownSignal(s string) bool {
-	for _, k := range jobword.Signals {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func knownSignal(s string) bool { return slices.Contains(jobword.Signals, s) }
