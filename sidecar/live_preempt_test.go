@@ -109,18 +109,25 @@ func TestLivePreempt(t *testing.T) {
 	for _, p := range runs {
 		p.l.waitRunning("lab "+p.l.lab.Version+": the GPU jobs running", append([]string{p.ckpt}, p.plain...))
 	}
-	// Past the exemption (10 s), a job that fits nowhere arrives.
-	time.Sleep(10 * time.Second)
+	// Past the exemption (10 s from Slurm's start, seen by the next
+	// cycle's plan), a job that fits nowhere arrives.
 	for _, p := range runs {
-		e := p.l.s.lastPlan.Load()
-		standing := map[string]string{}
-		for _, r := range e.Rows {
-			if r.Preemptible != nil {
-				standing[r.JobID] = fmt.Sprintf("%v %s", *r.Preemptible, r.Note)
+		standing := func() map[string]string {
+			m := map[string]string{}
+			if e := p.l.s.lastPlan.Load(); e != nil {
+				for _, r := range e.Rows {
+					if r.Preemptible != nil {
+						m[r.JobID] = fmt.Sprintf("%v %s", *r.Preemptible, r.Note)
+					}
+				}
 			}
+			return m
 		}
-		if !strings.HasPrefix(standing[p.ckpt], "true") || !strings.Contains(standing[p.plain[0]], "not opted in") {
-			t.Errorf("lab %s: the plan's running jobs: %q", p.l.lab.Version, standing)
+		p.l.waitFor("plan with the checkpointing job preemptible", time.Minute, func() bool {
+			return strings.HasPrefix(standing()[p.ckpt], "true")
+		})
+		if s := standing(); !strings.Contains(s[p.plain[0]], "not opted in") {
+			t.Errorf("lab %s: the plan's running jobs: %q", p.l.lab.Version, s)
 		}
 		p.head = p.l.submitNow("bob", "asrpt-preempt-head", p.l.lab.GPUsPerNode, 10, "-t", "1", "--mem=8000")
 	}

@@ -117,10 +117,26 @@ while IFS= read -r d; do pkgs+=("./$d"); done < <(
 ((${#pkgs[@]})) || { say "no integration tests found"; exit 1; }
 t0=$(date +%s)
 test_rc=0
+# A package's live tests wait on real queues (minutes each): go test's default
+# ten-minute limit is too short for the sidecar's, so the limit is 30 minutes
+# per package (GOTESTFLAGS may set its own -timeout after it). A package that
+# fails or times out may leave jobs behind; they are cancelled before the next
+# package runs, so that one failure does not show as others.
 # shellcheck disable=SC2086
 for p in "${pkgs[@]}"; do
-	say "go test -tags integration -count=1 ${GOTESTFLAGS:-} $p"
-	go test -tags integration -count=1 ${GOTESTFLAGS:-} "$p" || { rc=$?; ((test_rc)) || test_rc=$rc; }
+	say "go test -tags integration -count=1 -timeout 30m ${GOTESTFLAGS:-} $p"
+	go test -tags integration -count=1 -timeout 30m ${GOTESTFLAGS:-} "$p"
+	rc=$?
+	if ((rc)); then
+		((test_rc)) || test_rc=$rc
+		for v in "${LABS[@]}"; do
+			left=$(bash "$LABSH" exec "$v" squeue -h -o %A 2>/dev/null | tr '\n' ' ')
+			[[ -z ${left// /} ]] && continue
+			say "lab $v: cancelling jobs left by $p: $left"
+			# shellcheck disable=SC2086
+			bash "$LABSH" exec "$v" scancel $left >/dev/null 2>&1 || say "lab $v: scancel failed"
+		done
+	fi
 done
 say "tests took $(($(date +%s) - t0)) s (exit status $test_rc)"
 ((test_rc)) && exit "$test_rc"
