@@ -14,7 +14,7 @@ import (
 // internal/api/*/gen.go with its output redirected to a temporary file and
 // checks that the result is byte for byte the committed file: the generated
 // types come from the recorded specs in openapi/ and nothing else. It needs
-// the go command and builds oapi-codegen (go.mod's tool), so -short skips it.
+// the go command and builds oapi-codegen (the tools module's tool), so -short skips it.
 func TestGeneratedCodeUpToDate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not running go generate")

@@ -5,7 +5,12 @@
 //
 // Usage:
 //
-//	go run ../../specpatch -in SPEC.json -- OAPI-CODEGEN-ARGS...
+//	go run ../../specpatch -tools TOOLS-DIR -in SPEC.json -- OAPI-CODEGEN-ARGS...
+//
+// TOOLS-DIR is the repository's tools/ module, whose go.mod names the
+// generator (a tool directive): the generator's dependencies stay out of
+// the main module's graph. oapi-codegen runs in TOOLS-DIR, so specpatch
+// makes the output path (-o) absolute first.
 //
 // The repaired document is written to a temporary file that is removed
 // afterwards; the committed spec stays byte-for-byte what slurmrestd served.
@@ -35,6 +40,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,11 +64,16 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("specpatch", flag.ContinueOnError)
 	in := fs.String("in", "", "OpenAPI document (JSON) as published by slurmrestd")
+	tools := fs.String("tools", "", "`dir` of the tools module whose go.mod names oapi-codegen as a tool")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *in == "" || fs.NArg() == 0 {
-		return errors.New("usage: specpatch -in SPEC.json -- OAPI-CODEGEN-ARGS")
+	if *in == "" || *tools == "" || fs.NArg() == 0 {
+		return errors.New("usage: specpatch -tools TOOLS-DIR -in SPEC.json -- OAPI-CODEGEN-ARGS")
+	}
+	genArgs, err := absOutput(fs.Args())
+	if err != nil {
+		return err
 	}
 	raw, err := os.ReadFile(*in)
 	if err != nil {
@@ -86,14 +98,32 @@ func run(args []string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	cmdArgs := append([]string{"tool", "oapi-codegen"}, fs.Args()...)
+	cmdArgs := append([]string{"tool", "oapi-codegen"}, genArgs...)
 	cmdArgs = append(cmdArgs, tmp.Name())
 	cmd := exec.Command("go", cmdArgs...)
+	cmd.Dir = *tools
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go %s: %w", strings.Join(cmdArgs, " "), err)
 	}
 	return nil
+}
+
+// absOutput returns args (oapi-codegen's) with the path after -o made
+// absolute against the working directory, since the generator runs in the
+// tools module's directory.
+func absOutput(args []string) ([]string, error) {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "-o" && i+1 < len(out) {
+			abs, err := filepath.Abs(out[i+1])
+			if err != nil {
+				return nil, fmt.Errorf("-o %s: %w", out[i+1], err)
+			}
+			out[i+1] = abs
+		}
+	}
+	return out, nil
 }
 
 // Patch returns the repaired document and one note per repair made.

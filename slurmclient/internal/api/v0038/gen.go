@@ -4,4 +4,4 @@
 // Only package slurmclient uses them.
 package v0038
 
-//go:generate go run ../../specpatch -in ../../../openapi/v0.0.38/openapi+dbv0.0.38.json -- -generate types -package v0038 -o types.gen.go
+//go:generate go run ../../specpatch -tools ../../../../tools -in ../../../openapi/v0.0.38/openapi+dbv0.0.38.json -- -generate types -package v0038 -o types.gen.go

@@ -4,4 +4,4 @@
 // published (repaired by specpatch). Only package slurmclient uses them.
 package v0042
 
-//go:generate go run ../../specpatch -in ../../../openapi/v0.0.42/openapi.json -- -generate types -package v0042 -o types.gen.go
+//go:generate go run ../../specpatch -tools ../../../../tools -in ../../../openapi/v0.0.42/openapi.json -- -generate types -package v0042 -o types.gen.go

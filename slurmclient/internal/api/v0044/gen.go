@@ -4,4 +4,4 @@
 // slurmclient uses them.
 package v0044
 
-//go:generate go run ../../specpatch -in ../../../openapi/v0.0.44/openapi.json -- -generate types -package v0044 -o types.gen.go
+//go:generate go run ../../specpatch -tools ../../../../tools -in ../../../openapi/v0.0.44/openapi.json -- -generate types -package v0044 -o types.gen.go
