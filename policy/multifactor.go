@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/prediction"
 )
@@ -20,11 +21,11 @@ import (
 // is added to its priority as Slurm adds a job's site_factor: the
 // sidecar's factor write mode, replayed. The site factors follow every
 // change of the A-SRPT order at each scheduling pass with free GPUs.
-type multifactor struct {
+type multifactorPolicy struct {
 	starter
 	name     string
 	site     *Site
-	fs       *fairShare
+	fs       *multifactor.FairShare
 	pend     []*Task // waiting jobs; in order when !unsorted
 	unsorted bool
 	run      running
@@ -38,12 +39,12 @@ type multifactor struct {
 }
 
 var (
-	_ Policy  = (*multifactor)(nil)
-	_ Updater = (*multifactor)(nil)
+	_ Policy  = (*multifactorPolicy)(nil)
+	_ Updater = (*multifactorPolicy)(nil)
 )
 
-func newMultifactor(name string, env *Env, factor bool) *multifactor {
-	m := &multifactor{starter: starter{env: env}, name: name, run: newRunning(estLimit), nextCalc: math.Inf(-1)}
+func newMultifactor(name string, env *Env, factor bool) *multifactorPolicy {
+	m := &multifactorPolicy{starter: starter{env: env}, name: name, run: newRunning(estLimit), nextCalc: math.Inf(-1)}
 	if env == nil {
 		return m
 	}
@@ -51,7 +52,7 @@ func newMultifactor(name string, env *Env, factor bool) *multifactor {
 	if m.site == nil {
 		m.site = ExampleSite()
 	}
-	m.fs = newFairShare(m.site)
+	m.fs = multifactor.NewFairShare(&m.site.Priority, m.site.Shares)
 	if env.Cluster != nil {
 		m.nodes, m.nodeGPUs = len(env.Cluster.Nodes), env.Cluster.MaxNodeGPUs()
 	}
@@ -65,41 +66,31 @@ func newMultifactor(name string, env *Env, factor bool) *multifactor {
 	return m
 }
 
-func (m *multifactor) Name() string { return m.name }
+func (m *multifactorPolicy) Name() string { return m.name }
 
 // priority is Slurm's multifactor priority of t at now without the site
-// factor: Σ weight·factor over age, fair share, job size and partition,
-// truncated to an integer, at least 1. The QOS factor is 0: QOS priorities
-// live in the accounting database, not in slurm.conf. The job-size factor
-// averages the job's share of the nodes and of the GPUs (the GPUs standing
-// for Slurm's CPU count).
-func (m *multifactor) priority(now float64, t *Task) float64 {
+// factor (multifactor.Params.Priority); it sets t's partition tier. The
+// job-size factor counts t's nodes, or the nodes its GPUs fill when it
+// names none.
+func (m *multifactorPolicy) priority(now float64, t *Task) float64 {
 	p := &m.site.Priority
-	age := 1.0
-	if p.MaxAge > 0 {
-		age = math.Min(math.Max(now-t.Submit, 0), p.MaxAge) / p.MaxAge
+	nodes := t.Nodes
+	if nodes <= 0 {
+		nodes = (t.GPUs + m.nodeGPUs - 1) / max(m.nodeGPUs, 1)
 	}
-	js := 0.0
-	if m.nodes > 0 && m.env.G > 0 {
-		nodes := t.Nodes
-		if nodes <= 0 {
-			nodes = (t.GPUs + m.nodeGPUs - 1) / max(m.nodeGPUs, 1)
-		}
-		js = math.Min((float64(nodes)/float64(m.nodes)+float64(t.GPUs)/float64(m.env.G))/2, 1)
-	}
-	if p.FavorSmall {
-		js = 1 - js
-	}
-	part, tier := m.site.partition(t.Partition)
+	part, tier := p.PartitionFactor(t.Partition)
 	t.tier = tier
-	prio := float64(p.WeightAge)*age + float64(p.WeightFairshare)*t.assoc.factor +
-		float64(p.WeightJobSize)*js + float64(p.WeightPartition)*part
-	return math.Min(math.Max(math.Floor(prio), 1), math.MaxUint32)
+	return p.Priority(multifactor.Factors{
+		Age:       p.AgeFactor(now - t.Submit),
+		FairShare: t.assoc.Factor(),
+		JobSize:   p.JobSize(nodes, m.nodes, t.GPUs, m.env.G),
+		Partition: part,
+	})
 }
 
 // tick recomputes fair share and every waiting job's priority when a
 // PriorityCalcPeriod has passed.
-func (m *multifactor) tick(now float64) {
+func (m *multifactorPolicy) tick(now float64) {
 	if now < m.nextCalc {
 		return
 	}
@@ -108,21 +99,21 @@ func (m *multifactor) tick(now float64) {
 		m.nextCalc = now
 	}
 	m.nextCalc += period * (math.Floor((now-m.nextCalc)/period) + 1)
-	m.fs.compute(now)
+	m.fs.Compute(now)
 	for _, t := range m.pend {
 		t.prio = m.priority(now, t)
 	}
 	m.unsorted = true
 }
 
-func (m *multifactor) Arrive(now float64, t *Task) {
+func (m *multifactorPolicy) Arrive(now float64, t *Task) {
 	m.add(now, t)
 	if m.inner != nil {
 		m.inner.Arrive(now, t)
 	}
 }
 
-func (m *multifactor) Restore(now float64, t *Task, remaining float64, released bool) {
+func (m *multifactorPolicy) Restore(now float64, t *Task, remaining float64, released bool) {
 	m.add(now, t)
 	if m.inner != nil {
 		m.inner.Restore(now, t, remaining, released)
@@ -130,18 +121,18 @@ func (m *multifactor) Restore(now float64, t *Task, remaining float64, released 
 }
 
 // add queues waiting job t with the priority multifactor gives it at now.
-func (m *multifactor) add(now float64, t *Task) {
+func (m *multifactorPolicy) add(now float64, t *Task) {
 	m.tick(now)
-	t.assoc = m.fs.assoc(now, Assoc{Account: t.Account, User: t.User})
-	if m.fs.dirty {
-		m.fs.compute(now)
+	t.assoc = m.fs.Association(now, multifactor.Assoc{Account: t.Account, User: t.User})
+	if m.fs.Dirty() {
+		m.fs.Compute(now)
 	}
 	t.prio, t.site = m.priority(now, t), 0
 	m.pend = append(m.pend, t)
 	m.unsorted = true
 }
 
-func (m *multifactor) Withdraw(now float64, t *Task) {
+func (m *multifactorPolicy) Withdraw(now float64, t *Task) {
 	if t.running {
 		return
 	}
@@ -155,16 +146,16 @@ func (m *multifactor) Withdraw(now float64, t *Task) {
 
 // Update implements Updater: asrpt-factor re-orders its A-SRPT order; the
 // multifactor priority does not read predictions.
-func (m *multifactor) Update(now float64, t *Task, est prediction.Estimate) {
+func (m *multifactorPolicy) Update(now float64, t *Task, est prediction.Estimate) {
 	if m.inner != nil {
 		m.inner.Update(now, t, est)
 	}
 }
 
-func (m *multifactor) Finish(now float64, t *Task) {
+func (m *multifactorPolicy) Finish(now float64, t *Task) {
 	m.run.remove(t)
 	t.running = false
-	m.fs.run(now, t.assoc, -t.GPUs)
+	m.fs.Run(now, t.assoc, -t.GPUs)
 	if m.inner != nil {
 		m.inner.Finish(now, t)
 	}
@@ -175,7 +166,7 @@ func (m *multifactor) Finish(now float64, t *Task) {
 // brought up to date at the first scheduling pass after each period (an
 // arrival or a completion), which bounds the replay's work whatever the
 // times; only a pass with free GPUs can start a job.
-func (m *multifactor) NextEvent(now float64) float64 {
+func (m *multifactorPolicy) NextEvent(now float64) float64 {
 	if m.inner == nil || len(m.pend) == 0 {
 		return math.Inf(1)
 	}
@@ -184,7 +175,7 @@ func (m *multifactor) NextEvent(now float64) float64 {
 
 // sort orders the waiting jobs: higher tier, then higher priority with
 // the site factor, then submit time, then arrival.
-func (m *multifactor) sort() {
+func (m *multifactorPolicy) sort() {
 	if !m.unsorted {
 		return
 	}
@@ -209,7 +200,7 @@ func (m *multifactor) sort() {
 	})
 }
 
-func (m *multifactor) Pending() []*Task {
+func (m *multifactorPolicy) Pending() []*Task {
 	m.siteFactors()
 	m.sort()
 	return slices.Clone(m.pend)
@@ -217,20 +208,20 @@ func (m *multifactor) Pending() []*Task {
 
 // siteFactors gives every waiting job the site factor of its rank in the
 // A-SRPT order as of the last scheduling pass (asrpt-factor).
-func (m *multifactor) siteFactors() {
+func (m *multifactorPolicy) siteFactors() {
 	if m.inner == nil {
 		return
 	}
 	m.order = m.inner.appendPending(m.order[:0])
 	order := m.order
-	m.factors = SiteFactors(len(order), m.site.SiteFactorMax, m.factors)
+	m.factors = multifactor.SiteFactors(len(order), m.site.SiteFactorMax, m.factors)
 	for i, t := range order {
 		t.site = m.factors[i]
 	}
 	m.unsorted = true
 }
 
-func (m *multifactor) Schedule(now float64, free *placement.Free) []Decision {
+func (m *multifactorPolicy) Schedule(now float64, free *placement.Free) []Decision {
 	m.tick(now)
 	if m.inner != nil {
 		m.inner.advance(now)
@@ -251,7 +242,7 @@ func (m *multifactor) Schedule(now float64, free *placement.Free) []Decision {
 	}
 	m.pend = slices.DeleteFunc(m.pend, func(t *Task) bool { return t.running })
 	for _, t := range sc.started {
-		m.fs.run(now, t.assoc, t.GPUs)
+		m.fs.Run(now, t.assoc, t.GPUs)
 		if m.inner != nil {
 			m.inner.started(t)
 		}

@@ -5,9 +5,9 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/prediction"
-	"github.com/asrpt/asrpt/slurmconf"
 )
 
 // TestMultifactorOrder checks the multifactor model's order: an account
@@ -23,7 +23,7 @@ func TestMultifactorOrder(t *testing.T) {
 	setup := func(name string, siteMax uint32) (Policy, []*Task) {
 		site := ExampleSite()
 		site.SiteFactorMax = siteMax
-		site.Priority.Partitions = []slurmconf.PartitionPriority{{Name: "gpu", JobFactor: 1, Tier: 1, Default: true},
+		site.Priority.Partitions = []multifactor.Partition{{Name: "gpu", JobFactor: 1, Tier: 1, Default: true},
 			{Name: "urgent", JobFactor: 1, Tier: 2}}
 		env := NewEnv(cluster.Uniform(1, 8), DefaultParams())
 		env.Site = site
@@ -71,7 +71,7 @@ func TestMultifactorOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		pol, _ := setup(tc.name, tc.siteMax)
-		free := fullFree(t, pol.(*multifactor).env)
+		free := fullFree(t, pol.(*multifactorPolicy).env)
 		pol.Schedule(1400, free) // past a PriorityCalcPeriod: fair share counts the warm-up
 		if got := ids(pol.Pending()); !equal(got, tc.want) {
 			t.Errorf("%s, site factor range %d: pending %v, want %v", tc.name, tc.siteMax, got, tc.want)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/prediction"
 )
@@ -305,7 +306,7 @@ type Task struct {
 	site      uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
 	tier      uint32  // multifactor: the PriorityTier of the job's partition
 	order     float64 // multifactor: queue order key, lower first
-	assoc     *assocUsage
+	assoc     *multifactor.Association
 	node      treeNode // the running set's tree (endTree), while running
 	running   bool
 	// Preemptible reports a job that opted in to preemption (the replay's

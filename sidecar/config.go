@@ -17,6 +17,7 @@ import (
 
 	"github.com/asrpt/asrpt/internal/tomlbound"
 	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
@@ -53,7 +54,7 @@ type Config struct {
 	WriteMode WriteMode
 	// SiteFactorMax is the site factor of the head of the order in
 	// factor mode, in Slurm priority units (default
-	// policy.DefaultSiteFactorMax); the last job gets 0.
+	// multifactor.DefaultSiteFactorMax); the last job gets 0.
 	SiteFactorMax uint32
 	// PriorityFallback, in factor mode, writes priorities instead when the
 	// connected release's REST API cannot write a site factor (22.05's
@@ -95,7 +96,7 @@ type WriteMode string
 
 const (
 	// WriteFactor writes each managed job's site factor, rank-linear in
-	// the order (policy.SiteFactors): multifactor's fair share, QOS,
+	// the order (multifactor.SiteFactors): multifactor's fair share, QOS,
 	// partition and age keep counting.
 	WriteFactor WriteMode = "factor"
 	// WritePriority writes absolute priorities in asrpt's bands
@@ -181,7 +182,7 @@ func DefaultConfig() Config {
 		WriteLimit:    200,
 		DispatchGrace: 2 * time.Minute,
 		WriteMode:     WriteFactor,
-		SiteFactorMax: policy.DefaultSiteFactorMax,
+		SiteFactorMax: multifactor.DefaultSiteFactorMax,
 		RequiredNodes: true,
 		Policy:        "asrpt",
 		Params:        factorParams(),

@@ -4,8 +4,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/placement"
-	"github.com/asrpt/asrpt/policy"
 )
 
 // decision is what asrpt wants of one managed pending job this cycle: its
@@ -66,7 +66,7 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 	ranked := s.withStanding(s.rank())
 	ds := make([]decision, len(ranked))
 	if s.mode == WriteFactor {
-		s.factors = policy.SiteFactors(len(ranked), s.cfg.SiteFactorMax, s.factors)
+		s.factors = multifactor.SiteFactors(len(ranked), s.cfg.SiteFactorMax, s.factors)
 		for i, e := range ranked {
 			// An explicit priority asrpt set before (priority mode) masks
 			// the factor: it goes with the factor's write.

@@ -54,7 +54,7 @@
 //     counted (asrpt_placement_errors_total); the job waits unplaced.
 //  5. Rank: dispatched jobs (in dispatch order), then Policy.Pending.
 //     Factor mode: site factors rank-linear from site_factor_max at the
-//     head to 0 at the tail (policy.SiteFactors); a job's factor is
+//     head to 0 at the tail (multifactor.SiteFactors); a job's factor is
 //     written again only when it moved by more than site_factor_max/64,
 //     or when the job is in the head region (its turn has come, or it is
 //     among the first 16), where every change is written: one arrival in

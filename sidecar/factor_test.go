@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
-	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -138,7 +138,7 @@ func TestFactorModeBoundsWrites(t *testing.T) {
 		t.Errorf("one arrival at the head: %d writes (%d released), want at most the head region", w, rep.Released)
 	}
 	ranked := h.s.rank()
-	want := policy.SiteFactors(len(ranked), max, nil)
+	want := multifactor.SiteFactors(len(ranked), max, nil)
 	for i, e := range ranked {
 		got := h.fake.SiteFactor(e.id)
 		if d := int64(got) - int64(want[i]); d > max/factorTolerance || -d > max/factorTolerance ||

@@ -7,71 +7,14 @@ import (
 	"strings"
 
 	"github.com/asrpt/asrpt/internal/slurmtime"
+	"github.com/asrpt/asrpt/multifactor"
 )
 
-// PriorityConf is what priority/multifactor reads from slurm.conf: the
-// factor weights, the age and usage time constants, and each partition's
-// PriorityJobFactor and PriorityTier. Times are seconds.
-type PriorityConf struct {
-	// Type is PriorityType ("priority/basic" when not set, as in Slurm).
-	Type string `json:"type"`
-	// Weights of the factors (PriorityWeightAge, ...Fairshare, ...JobSize,
-	// ...Partition, ...QOS); each factor is in [0, 1] and the job's
-	// priority is Σ weight·factor (Slurm's default weights are 0).
-	WeightAge       uint32 `json:"weight_age"`
-	WeightFairshare uint32 `json:"weight_fairshare"`
-	WeightJobSize   uint32 `json:"weight_job_size"`
-	WeightPartition uint32 `json:"weight_partition"`
-	WeightQOS       uint32 `json:"weight_qos"`
-	// MaxAge is PriorityMaxAge: the wait at which the age factor reaches 1
-	// (default 7 days).
-	MaxAge float64 `json:"max_age_s"`
-	// DecayHalfLife is PriorityDecayHalfLife: the half-life of past usage
-	// in the fair-share factor (default 7 days; 0 means no decay).
-	DecayHalfLife float64 `json:"decay_half_life_s"`
-	// CalcPeriod is PriorityCalcPeriod: how often Slurm decays usage and
-	// recomputes pending jobs' priorities (default 5 minutes).
-	CalcPeriod float64 `json:"calc_period_s"`
-	// FavorSmall is PriorityFavorSmall: the job-size factor favours small
-	// jobs instead of large ones.
-	FavorSmall bool `json:"favor_small"`
-	// FairTree is false when PriorityFlags holds NO_FAIR_TREE (the classic
-	// fair-share formula); Fair Tree is Slurm's default since 19.05.
-	FairTree bool `json:"fair_tree"`
-	// Partitions holds each partition's PriorityJobFactor (default 1) and
-	// PriorityTier (default 1), in slurm.conf order.
-	Partitions []PartitionPriority `json:"partitions,omitempty"`
-}
-
-// PartitionPriority is one partition's share in the multifactor priority.
-type PartitionPriority struct {
-	Name      string `json:"name"`
-	JobFactor uint32 `json:"job_factor"`
-	Tier      uint32 `json:"tier"`
-	// Default marks the partition jobs go to when they name none.
-	Default bool `json:"default,omitempty"`
-}
-
-// WeightSum is the sum of the factor weights: the largest priority the
-// multifactor formula can give a job (before a site factor and nice).
-func (p PriorityConf) WeightSum() uint64 {
-	return uint64(p.WeightAge) + uint64(p.WeightFairshare) + uint64(p.WeightJobSize) +
-		uint64(p.WeightPartition) + uint64(p.WeightQOS)
-}
-
-// DefaultPriorityConf is Slurm's own default: priority/basic, every weight 0,
-// PriorityMaxAge and PriorityDecayHalfLife 7 days, PriorityCalcPeriod 5
-// minutes, Fair Tree.
-func DefaultPriorityConf() PriorityConf {
-	return PriorityConf{Type: "priority/basic", MaxAge: 7 * 86400, DecayHalfLife: 7 * 86400,
-		CalcPeriod: 300, FairTree: true}
-}
-
 // Priority reads the multifactor settings of c. Unset keys keep Slurm's
-// defaults (DefaultPriorityConf). A value Slurm would refuse is an error
+// defaults (multifactor.Default). A value Slurm would refuse is an error
 // naming the file, line and key.
-func (c *SlurmConf) Priority() (PriorityConf, error) {
-	p := DefaultPriorityConf()
+func (c *SlurmConf) Priority() (multifactor.Params, error) {
+	p := multifactor.Default()
 	if c.PriorityType != "" {
 		p.Type = c.PriorityType
 	}
@@ -128,7 +71,7 @@ func (c *SlurmConf) Priority() (PriorityConf, error) {
 		}
 	}
 	for _, part := range c.Partitions {
-		pp := PartitionPriority{Name: part.Name, JobFactor: 1, Tier: 1, Default: part.Default}
+		pp := multifactor.Partition{Name: part.Name, JobFactor: 1, Tier: 1, Default: part.Default}
 		bad := func(key string) func(string, ...any) {
 			return func(format string, args ...any) { ps.add(part.File, part.Line, key, format, args...) }
 		}

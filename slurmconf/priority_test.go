@@ -3,16 +3,18 @@ package slurmconf
 import (
 	"strings"
 	"testing"
+
+	"github.com/asrpt/asrpt/multifactor"
 )
 
 func TestPriority(t *testing.T) {
 	tests := []struct {
 		name string
 		conf string
-		want func(p PriorityConf) bool
+		want func(p multifactor.Params) bool
 		err  string // substring of the error, "" for none
 	}{
-		{"defaults", "ClusterName=c\n", func(p PriorityConf) bool {
+		{"defaults", "ClusterName=c\n", func(p multifactor.Params) bool {
 			return p.Type == "priority/basic" && p.WeightSum() == 0 && p.MaxAge == 7*86400 &&
 				p.DecayHalfLife == 7*86400 && p.CalcPeriod == 300 && p.FairTree && !p.FavorSmall
 		}, ""},
@@ -27,7 +29,7 @@ PriorityDecayHalfLife=14-0
 PriorityCalcPeriod=1
 PriorityFavorSmall=YES
 PriorityFlags=SMALL_RELATIVE_TO_TIME,NO_FAIR_TREE
-`, func(p PriorityConf) bool {
+`, func(p multifactor.Params) bool {
 			return p.Type == "priority/multifactor" && p.WeightAge == 1000 && p.WeightFairshare == 10000 &&
 				p.WeightSum() == 13000 && p.MaxAge == 86400 && p.DecayHalfLife == 14*86400 &&
 				p.CalcPeriod == 60 && p.FavorSmall && !p.FairTree
@@ -36,8 +38,8 @@ PriorityFlags=SMALL_RELATIVE_TO_TIME,NO_FAIR_TREE
 PartitionName=gpu Nodes=ALL Default=YES PriorityJobFactor=10 PriorityTier=2
 PartitionName=low Nodes=n1
 PartitionName=old Nodes=n2 Priority=5
-`, func(p PriorityConf) bool {
-			want := []PartitionPriority{{"gpu", 10, 2, true}, {"low", 1, 1, false}, {"old", 5, 5, false}}
+`, func(p multifactor.Params) bool {
+			want := []multifactor.Partition{{Name: "gpu", JobFactor: 10, Tier: 2, Default: true}, {Name: "low", JobFactor: 1, Tier: 1}, {Name: "old", JobFactor: 5, Tier: 5}}
 			if len(p.Partitions) != len(want) {
 				return false
 			}

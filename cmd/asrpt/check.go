@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/internal/safetext"
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/slurmconf"
@@ -81,7 +82,7 @@ const (
 // priority); a site_factor_max too small to change the order or so large
 // that fair share no longer counts (siteFactorTooSmall,
 // siteFactorTooLarge); in priority mode, the fair share it switches off.
-func priorityWarnings(cfg sidecar.Config, p slurmconf.PriorityConf) []string {
+func priorityWarnings(cfg sidecar.Config, p multifactor.Params) []string {
 	const multifactor = "priority/multifactor"
 	r, sum := uint64(cfg.SiteFactorMax), p.WeightSum()
 	var out []string

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/sidecar"
-	"github.com/asrpt/asrpt/slurmconf"
 )
 
 func TestPriorityWarnings(t *testing.T) {
-	multi := func(fs, age, size, part, qos uint32) slurmconf.PriorityConf {
-		p := slurmconf.DefaultPriorityConf()
+	multi := func(fs, age, size, part, qos uint32) multifactor.Params {
+		p := multifactor.Default()
 		p.Type = "priority/multifactor"
 		p.WeightFairshare, p.WeightAge, p.WeightJobSize, p.WeightPartition, p.WeightQOS = fs, age, size, part, qos
 		return p
@@ -22,11 +22,11 @@ func TestPriorityWarnings(t *testing.T) {
 		name string
 		mode sidecar.WriteMode
 		max  uint32
-		prio slurmconf.PriorityConf
+		prio multifactor.Params
 		want string // substring of the one warning; "" for none
 	}{
 		{"documented weights, default range", sidecar.WriteFactor, 10000, multi(10000, 1000, 1000, 1000, 0), ""},
-		{"priority/basic ignores the factor", sidecar.WriteFactor, 10000, slurmconf.DefaultPriorityConf(),
+		{"priority/basic ignores the factor", sidecar.WriteFactor, 10000, multifactor.Default(),
 			"PriorityType=priority/basic ignores site factors"},
 		{"weights all 0: the factor is the whole priority", sidecar.WriteFactor, 10000, multi(0, 0, 0, 0, 0),
 			"the site factor is the whole priority"},

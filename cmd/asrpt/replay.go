@@ -195,7 +195,7 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 		}
 		// The multifactor model's fair share: the same accounts' shares,
 		// equal shares among each account's users.
-		env.Site.AccountShares = shares
+		env.Site.Shares.Accounts = shares
 	}
 	jobs, err := f.workload(ctx, c, stderr)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/slurmconf"
 )
@@ -30,7 +31,7 @@ type siteOptions struct {
 // siteFlags registers the multifactor model's flags on fs.
 func siteFlags(fs *flag.FlagSet) *siteOptions {
 	o := &siteOptions{}
-	fs.Uint64Var(&o.siteFactorMax, "site-factor-max", policy.DefaultSiteFactorMax,
+	fs.Uint64Var(&o.siteFactorMax, "site-factor-max", multifactor.DefaultSiteFactorMax,
 		"asrpt-factor: the site factor of the head of the A-SRPT order, Slurm priority points (the tail gets 0)")
 	fs.Float64Var(&o.waitScale, "factor-wait-scale", policy.DefaultFactorWaitScale,
 		"asrpt-factor: --wait-scale of the factor mode (a job waiting this many times the recent mean wait moves to the front; 0: none)")

@@ -1,4 +1,4 @@
-package policy
+package multifactor
 
 // DefaultSiteFactorMax is the default top of the site-factor range, in
 // Slurm priority units: the job at the head of the A-SRPT order gets this

@@ -1,4 +1,4 @@
-package policy
+package multifactor
 
 import (
 	"math"
@@ -11,20 +11,20 @@ import (
 // B's users rank above A's; in B, b2 (no usage, +Inf) above b1; in A, a2
 // (0.5/(1/3)) above a1 (0.5/(2/3)). Factors rank/4.
 func TestFairTree(t *testing.T) {
-	site := ExampleSite()
-	site.Priority.DecayHalfLife = 0 // no decay: usage is plain GPU-seconds
-	f := newFairShare(site)
+	params := Example()
+	params.DecayHalfLife = 0 // no decay: usage is plain GPU-seconds
+	f := NewFairShare(&params, Shares{})
 	used := map[Assoc]float64{{"A", "a1"}: 200, {"A", "a2"}: 100, {"B", "b1"}: 100, {"B", "b2"}: 0}
 	now := 0.0
 	for _, a := range []Assoc{{"A", "a1"}, {"A", "a2"}, {"B", "b1"}, {"B", "b2"}} {
-		u := f.assoc(now, a)
+		u := f.Association(now, a)
 		if g := used[a]; g > 0 {
-			f.run(now, u, 1)
+			f.Run(now, u, 1)
 			now += g
-			f.run(now, u, -1) // 1 GPU for g seconds
+			f.Run(now, u, -1) // 1 GPU for g seconds
 		}
 	}
-	f.compute(400)
+	f.Compute(400)
 	want := map[Assoc]float64{{"B", "b2"}: 1, {"B", "b1"}: 0.75, {"A", "a2"}: 0.5, {"A", "a1"}: 0.25}
 	for a, w := range want {
 		if got := f.assocs[a].factor; got != w {
@@ -32,8 +32,8 @@ func TestFairTree(t *testing.T) {
 		}
 	}
 	// Classic: 2^(−U/S), S = 1/2·1/2 for every user.
-	site.Priority.FairTree = false
-	f.compute(400)
+	params.FairTree = false
+	f.Compute(400)
 	for a, g := range used {
 		if got, w := f.assocs[a].factor, math.Exp2(-(g/400)/0.25); math.Abs(got-w) > 1e-12 {
 			t.Errorf("classic %v: factor %v, want %v", a, got, w)

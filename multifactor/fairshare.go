@@ -1,4 +1,4 @@
-package policy
+package multifactor
 
 import (
 	"math"
@@ -36,28 +36,53 @@ func (u *usage) advance(now, halfLife float64) {
 	u.value = u.value*d + float64(u.running)*halfLife/math.Ln2*(1-d)
 }
 
-// fairShare keeps the usage of every association and account and derives
+// FairShare keeps the usage of every association and account and derives
 // each association's fair-share factor in [0, 1], by Fair Tree (Slurm's
 // default since 19.05) or the classic formula (PriorityFlags=NO_FAIR_TREE),
 // on a two-level tree: accounts under root, users under accounts.
-type fairShare struct {
-	site     *Site
+type FairShare struct {
+	params   *Params
+	shares   Shares
 	halfLife float64
 	accounts map[string]*accountUsage
-	assocs   map[Assoc]*assocUsage
+	assocs   map[Assoc]*Association
 	dirty    bool // an association was added since the last compute
 	order    []*accountUsage
+}
+
+// Shares are the raw shares of each account under root (Accounts) and of
+// each user association in its account (Users), as sacctmgr's Share; an
+// account or association not named has 1 (equal shares).
+type Shares struct {
+	Accounts map[string]float64
+	Users    map[Assoc]float64
+}
+
+func (s Shares) account(name string) float64 {
+	if v, ok := s.Accounts[name]; ok {
+		return v
+	}
+	return 1
+}
+
+func (s Shares) user(a Assoc) float64 {
+	if v, ok := s.Users[a]; ok {
+		return v
+	}
+	return 1
 }
 
 type accountUsage struct {
 	name   string
 	shares float64
 	usage
-	users []*assocUsage
+	users []*Association
 	lf    float64
 }
 
-type assocUsage struct {
+// Association is one user's association in an account: its shares, its
+// decayed usage and its fair-share factor.
+type Association struct {
 	Assoc
 	shares float64
 	usage
@@ -67,25 +92,35 @@ type assocUsage struct {
 	factor float64
 }
 
-func newFairShare(site *Site) *fairShare {
-	return &fairShare{site: site, halfLife: site.Priority.DecayHalfLife,
-		accounts: map[string]*accountUsage{}, assocs: map[Assoc]*assocUsage{}}
+// Factor is the association's fair-share factor in [0, 1] as of the last
+// Compute (0 before the first).
+func (a *Association) Factor() float64 { return a.factor }
+
+// NewFairShare returns an empty fair-share tree under p (its
+// DecayHalfLife, and FairTree as of each Compute) and shares.
+func NewFairShare(p *Params, shares Shares) *FairShare {
+	return &FairShare{params: p, shares: shares, halfLife: p.DecayHalfLife,
+		accounts: map[string]*accountUsage{}, assocs: map[Assoc]*Association{}}
 }
 
-// assoc returns the association of (account, user), creating it (and its
-// account) with the site's shares, 1 where the site names none.
-func (f *fairShare) assoc(now float64, a Assoc) *assocUsage {
+// Dirty reports whether an association was added since the last Compute:
+// the factors are stale until the next.
+func (f *FairShare) Dirty() bool { return f.dirty }
+
+// Association returns the association of a, creating it (and its account)
+// with its shares, 1 where Shares names none.
+func (f *FairShare) Association(now float64, a Assoc) *Association {
 	if u, ok := f.assocs[a]; ok {
 		return u
 	}
 	acct, ok := f.accounts[a.Account]
 	if !ok {
-		acct = &accountUsage{name: a.Account, shares: f.site.accountShares(a.Account)}
+		acct = &accountUsage{name: a.Account, shares: f.shares.account(a.Account)}
 		acct.at = now
 		f.accounts[a.Account] = acct
 		f.order = append(f.order, acct)
 	}
-	u := &assocUsage{Assoc: a, shares: f.site.userShares(a), acct: acct}
+	u := &Association{Assoc: a, shares: f.shares.user(a), acct: acct}
 	u.at = now
 	acct.users = append(acct.users, u)
 	f.assocs[a] = u
@@ -93,17 +128,17 @@ func (f *fairShare) assoc(now float64, a Assoc) *assocUsage {
 	return u
 }
 
-// run adds gpus (negative: removes them) to the service a's association
-// and account receive from now on.
-func (f *fairShare) run(now float64, u *assocUsage, gpus int) {
+// Run adds gpus (negative: removes them) to the service association u and
+// its account receive from now on.
+func (f *FairShare) Run(now float64, u *Association, gpus int) {
 	u.advance(now, f.halfLife)
 	u.acct.advance(now, f.halfLife)
 	u.running += gpus
 	u.acct.running += gpus
 }
 
-// compute brings every usage to now and sets every association's factor.
-func (f *fairShare) compute(now float64) {
+// Compute brings every usage to now and sets every association's factor.
+func (f *FairShare) Compute(now float64) {
 	f.dirty = false
 	n := len(f.assocs)
 	if n == 0 {
@@ -118,7 +153,7 @@ func (f *fairShare) compute(now float64) {
 			u.advance(now, f.halfLife)
 		}
 	}
-	if !f.site.Priority.FairTree {
+	if !f.params.FairTree {
 		f.classic(sharesTotal, usageTotal)
 		return
 	}
@@ -131,7 +166,7 @@ func (f *fairShare) compute(now float64) {
 	accts := slices.Clone(f.order)
 	slices.SortStableFunc(accts, func(x, y *accountUsage) int { return byLevelFS(x.lf, y.lf, x.name, y.name) })
 	rank := n
-	users := make([]*assocUsage, 0, n)
+	users := make([]*Association, 0, n)
 	for _, a := range accts {
 		var st float64
 		for _, u := range a.users {
@@ -141,7 +176,7 @@ func (f *fairShare) compute(now float64) {
 		for _, u := range users {
 			u.lf = levelFS(u.shares, st, u.value, a.value)
 		}
-		slices.SortStableFunc(users, func(x, y *assocUsage) int { return byLevelFS(x.lf, y.lf, x.User, y.User) })
+		slices.SortStableFunc(users, func(x, y *Association) int { return byLevelFS(x.lf, y.lf, x.User, y.User) })
 		for i, u := range users {
 			if i > 0 && u.lf == users[i-1].lf {
 				u.factor = users[i-1].factor
@@ -180,7 +215,7 @@ func levelFS(shares, sharesTotal, used, usedTotal float64) float64 {
 // classic is the classic fair-share factor 2^(−U/S) of a two-level tree:
 // S the association's normalised shares (its share of the account's times
 // the account's share of root), U its usage over all usage.
-func (f *fairShare) classic(sharesTotal, usageTotal float64) {
+func (f *FairShare) classic(sharesTotal, usageTotal float64) {
 	for _, a := range f.order {
 		var st float64
 		for _, u := range a.users {
