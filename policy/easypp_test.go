@@ -12,6 +12,7 @@ import (
 	"github.com/asrpt/asrpt/prediction"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/sim"
+	"github.com/asrpt/asrpt/sim/simtest"
 	"github.com/asrpt/asrpt/trace"
 )
 
@@ -50,8 +51,7 @@ func TestEASYPPReservationAndSJBF(t *testing.T) {
 		}
 		for _, name := range pols {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
-				r, err := sim.Run(tc.jobs, sim.Config{Cluster: c, Policy: name, Params: policy.DefaultParams(),
-					Predictor: predictor.Limit{}, Check: true})
+				r, err := simtest.Replay(tc.jobs, c, policy.DefaultParams(), sim.Config{Policy: name, Predictor: predictor.Limit{}, Check: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -243,8 +243,7 @@ func TestEASYPPReplay(t *testing.T) {
 	c := cluster.Uniform(cfg.ClusterGPUs/cfg.GPUsPerNode, cfg.GPUsPerNode)
 	for _, name := range []string{"easypp", "easypp" + policy.OracleSuffix} {
 		t.Run(name, func(t *testing.T) {
-			r, err := sim.Run(jobs, sim.Config{Cluster: c, Policy: name, Params: policy.DefaultParams(),
-				Predictor: predictor.NewMean(), Check: true})
+			r, err := simtest.Replay(jobs, c, policy.DefaultParams(), sim.Config{Policy: name, Predictor: predictor.NewMean(), Check: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/sim"
+	"github.com/asrpt/asrpt/sim/simtest"
 	"github.com/asrpt/asrpt/trace"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkReplayForest(b *testing.B) {
 					b.Fatal(err)
 				}
 				start := time.Now()
-				r, err := sim.Run(jobs, sim.Config{Cluster: c, Policy: "asrpt", Params: policy.DefaultParams(), Predictor: p})
+				r, err := simtest.Replay(jobs, c, policy.DefaultParams(), sim.Config{Policy: "asrpt", Predictor: p})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -106,8 +107,8 @@ func BenchmarkReplaySeeds(b *testing.B) {
 	}
 	for _, w := range wls {
 		c := cluster.Uniform(w.nodes, 8)
-		sc := sim.Config{Cluster: c, Policy: "asrpt", Params: policy.DefaultParams(), Predictor: predictor.Oracle{}}
-		r, err := sim.Run(w.jobs, sc)
+		sc := sim.Config{Policy: "asrpt", Predictor: predictor.Oracle{}}
+		r, err := simtest.Replay(w.jobs, c, policy.DefaultParams(), sc)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func BenchmarkReplaySeeds(b *testing.B) {
 						b.Fatal(err)
 					}
 					sc.Predictor = p
-					r, err := sim.Run(w.jobs, sc)
+					r, err := simtest.Replay(w.jobs, c, policy.DefaultParams(), sc)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -129,15 +129,6 @@ type Jobs interface {
 	Job(i int) job.Job
 }
 
-// Slice is a slice of jobs as Jobs.
-type Slice []job.Job
-
-// Len returns the number of jobs.
-func (s Slice) Len() int { return len(s) }
-
-// Job returns job i.
-func (s Slice) Job(i int) job.Job { return s[i] }
-
 // Selector returns the function that tells whether a job of jobs opted
 // in, or nil for None. Longest reads the whole trace once (O(n log n) in
 // its families); the others look at the job alone.

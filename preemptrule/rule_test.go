@@ -56,7 +56,7 @@ func TestParse(t *testing.T) {
 func TestSelector(t *testing.T) {
 	// Families (user, name): a/long runs 10000 s, b/mid 1000 s, c/short
 	// 10 s; four jobs each but c, which has two.
-	var jobs Slice
+	var jobs jobSlice
 	add := func(user, name, account string, n int, run float64) {
 		for range n {
 			jobs = append(jobs, job.Job{User: user, Name: name, Account: account, GPUs: 1, RunTime: run})
@@ -135,3 +135,9 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// jobSlice is a slice of jobs as Jobs.
+type jobSlice []job.Job
+
+func (s jobSlice) Len() int          { return len(s) }
+func (s jobSlice) Job(i int) job.Job { return s[i] }

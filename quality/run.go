@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/asrpt/asrpt/cluster"
@@ -13,6 +11,7 @@ import (
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/preemptrule"
+	"github.com/asrpt/asrpt/replay"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
 )
@@ -114,21 +113,10 @@ func (c *CaseResult) Policy(name string) *report.Summary {
 	return nil
 }
 
-// prepared is a case ready to replay.
-type prepared struct {
-	cluster  *cluster.Cluster
-	env      *policy.Env
-	jobs     []job.Job
-	excluded int
-	lb       float64
-	// preemptible tells the jobs that opted in (Config.Preemptible); nil: none.
-	preemptible func(*job.Job) bool
-}
-
 // Run replays every policy of cfg on every case and summarises the result.
 // Cases are loaded and prepared first, in order; the replays then run
-// cfg.Parallel at a time, case after case. It stops at the first error, or
-// with ctx's error when ctx is done.
+// cfg.Parallel at a time, case after case (replay.Run). It stops at the
+// first error, or with ctx's error when ctx is done.
 func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	start := time.Now()
 	if len(cfg.Policies) == 0 {
@@ -147,108 +135,68 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	ns := len(seeds)
 	res := &Result{Policies: append([]string(nil), cfg.Policies...), Seeds: append([]int64(nil), seeds...),
 		Cases: make([]CaseResult, len(cases)*ns)}
-	preps := make([]prepared, len(cases))
+	// replayed reports whether policy p is replayed for seed index k; the
+	// others copy seed index 0's figures at the end.
+	replayed := func(k, p int) bool { return k == 0 || policy.UsesPredictions(cfg.Policies[p]) }
+	type slot struct{ e, p int } // (case, seed) entry of res.Cases, policy
+	var (
+		specs []replay.Spec
+		slots []slot
+	)
+	left := make([]int, len(res.Cases)) // replays left per (case, seed)
 	for i, c := range cases {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		p, err := prepare(c, cfg)
+		w, lb, err := prepare(c, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
-		preps[i] = p
+		optIn := cfg.Preemptible.Selector(w.Jobs)
 		for k, seed := range seeds {
 			name := c.Name
 			if ns > 1 {
 				name = fmt.Sprintf("%s/seed%d", c.Name, seed)
 			}
-			res.Cases[i*ns+k] = CaseResult{Name: name, Case: c.Name, Seed: seed, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
-				GPUs: p.env.G, Jobs: len(p.jobs), Excluded: p.excluded, LowerBound: p.lb,
+			e := i*ns + k
+			res.Cases[e] = CaseResult{Name: name, Case: c.Name, Seed: seed, Source: c.Source, Nodes: c.Nodes, GPUsPerNode: c.GPUsPerNode,
+				GPUs: w.Env.G, Jobs: w.Jobs.Len(), Excluded: w.Excluded, LowerBound: lb,
 				Policies: make([]report.Summary, len(cfg.Policies))}
-		}
-	}
-	// replayed reports whether policy p is replayed for seed index k; the
-	// others copy seed index 0's figures at the end.
-	replayed := func(k, p int) bool { return k == 0 || policy.UsesPredictions(cfg.Policies[p]) }
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type task struct{ c, k, p int } // case, seed index, policy
-	tasks := make(chan task)
-	left := make([]int, len(res.Cases)) // replays left per (case, seed)
-	caseLeft := make([]int, len(cases)) // replays left per case
-	for e := range left {
-		for p := range cfg.Policies {
-			if replayed(e%ns, p) {
-				left[e]++
-				caseLeft[e/ns]++
-			}
-		}
-		res.Cases[e].Replays = left[e]
-	}
-	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int
-		wg       sync.WaitGroup
-	)
-	workers := cfg.Parallel
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	for range min(workers, len(cases)*ns*len(cfg.Policies)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range tasks {
-				s, err := replay(ctx, cases[t.c].Name, &preps[t.c], cfg.Policies[t.p], seeds[t.k], cfg)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-					mu.Unlock()
-					continue
-				}
-				e := t.c*ns + t.k
-				cr := &res.Cases[e]
-				cr.Policies[t.p] = s
-				cr.WallSeconds += s.WallSeconds
-				if caseLeft[t.c]--; caseLeft[t.c] == 0 {
-					preps[t.c].jobs = nil
-				}
-				if left[e]--; left[e] == 0 {
-					done++
-					if cfg.Progress != nil && firstErr == nil {
-						cfg.Progress(done, len(res.Cases), cr)
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for c := range cases {
-		for k := range seeds {
-			for p := range cfg.Policies {
+			for p, pol := range cfg.Policies {
 				if !replayed(k, p) {
 					continue
 				}
-				select {
-				case tasks <- task{c, k, p}:
-				case <-ctx.Done():
-					break feed
-				}
+				specs = append(specs, replay.Spec{Label: "case " + c.Name, Workload: w, LowerBound: lb,
+					Policy: pol, Seed: seed, Preemptible: optIn})
+				slots = append(slots, slot{e, p})
+				left[e]++
 			}
+			res.Cases[e].Replays = left[e]
 		}
 	}
-	close(tasks)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	done := 0
+	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel,
+		Done: func(i int, o *replay.Outcome) {
+			sl := slots[i]
+			s := o.Summary
+			// Who waited: every policy's overall figures; the accounts'
+			// shares only where the factor-mode comparison reads them
+			// (FactorSummary), which keeps the suite's JSON small.
+			s.FairnessReport.Users = nil
+			if !factorCompared(cfg.Policies[sl.p], cfg) {
+				s.FairnessReport.Accounts = nil
+			}
+			cr := &res.Cases[sl.e]
+			cr.Policies[sl.p] = s
+			cr.WallSeconds += s.WallSeconds
+			if left[sl.e]--; left[sl.e] == 0 {
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, len(res.Cases), cr)
+				}
+			}
+		}})
+	if err != nil {
 		return nil, err
 	}
 	for e := range res.Cases {
@@ -273,64 +221,29 @@ feed:
 	return res, nil
 }
 
-// prepare loads a case's jobs and computes its lower bound.
-func prepare(c Case, cfg Config) (prepared, error) {
+// prepare loads a case's jobs and returns them prepared for its cluster,
+// with their lower bound on the total JCT (seconds).
+func prepare(c Case, cfg Config) (*sim.Workload, float64, error) {
 	if c.Nodes <= 0 || c.GPUsPerNode <= 0 || c.GPUsPerNode > cluster.MaxGPUsPerNode {
-		return prepared{}, fmt.Errorf("cluster %d nodes × %d GPUs: want nodes > 0 and 1..%d GPUs per node",
+		return nil, 0, fmt.Errorf("cluster %d nodes × %d GPUs: want nodes > 0 and 1..%d GPUs per node",
 			c.Nodes, c.GPUsPerNode, cluster.MaxGPUsPerNode)
 	}
 	jobs, err := c.Jobs()
 	if err != nil {
-		return prepared{}, err
+		return nil, 0, err
 	}
-	cl := cluster.Uniform(c.Nodes, c.GPUsPerNode)
-	env := policy.NewEnv(cl, cfg.Params)
+	t, err := job.TableOf(jobs)
+	if err != nil {
+		return nil, 0, err
+	}
+	env := policy.NewEnv(cluster.Uniform(c.Nodes, c.GPUsPerNode), cfg.Params)
 	env.Site = cfg.Site
-	jobs, excluded, err := sim.Prepare(jobs, env)
+	w, err := sim.Prepare(t, env)
 	if err != nil {
-		return prepared{}, err
+		return nil, 0, err
 	}
-	if len(jobs) == 0 {
-		return prepared{}, fmt.Errorf("no job fits the cluster's %d GPUs (%d larger)", env.G, excluded)
+	if w.Jobs.Len() == 0 {
+		return nil, 0, fmt.Errorf("no job fits the cluster's %d GPUs (%d larger)", env.G, w.Excluded)
 	}
-	lb := sim.ComputeLowerBound(jobs, env.G)
-	return prepared{cluster: cl, env: env, jobs: jobs, excluded: excluded, lb: lb.Total,
-		preemptible: cfg.Preemptible.Selector(preemptrule.Slice(jobs))}, nil
-}
-
-// replay runs one policy on one prepared case.
-func replay(ctx context.Context, caseName string, p *prepared, name string, seed int64, cfg Config) (report.Summary, error) {
-	if err := ctx.Err(); err != nil {
-		return report.Summary{}, err
-	}
-	pred, err := cfg.NewPredictor(seed)
-	if err != nil {
-		return report.Summary{}, fmt.Errorf("case %s: policy %s: %w", caseName, name, err)
-	}
-	start := time.Now()
-	r, err := sim.RunPrepared(ctx, p.jobs, p.excluded, p.env, sim.Config{Cluster: p.cluster, Policy: name,
-		Params: cfg.Params, Predictor: pred, Preemptible: p.preemptible})
-	if err != nil {
-		return report.Summary{}, fmt.Errorf("case %s: policy %s: %w", caseName, name, err)
-	}
-	wall := time.Since(start).Seconds()
-	s := report.Summarize(r, p.lb)
-	s.WallSeconds = wall
-	// Who waited: every policy's overall figures; the accounts' shares
-	// only where the factor-mode comparison reads them (FactorSummary),
-	// which keeps the suite's JSON small.
-	f := report.Fairness(r, nil, 0)
-	f.Users = nil
-	if !factorCompared(name, cfg) {
-		f.Accounts = nil
-	}
-	s.FairnessReport = &f
-	if f, ok := pred.(*predictor.Forest); ok && r.Predictor == f.Name() {
-		st := f.Stats()
-		s.Trainings, s.TrainSeconds = st.Trainings, st.TrainSeconds
-	}
-	if wall > 0 {
-		s.EventsPerSecond = float64(r.Events) / wall
-	}
-	return s, nil
+	return w, w.LowerBound().Total, nil
 }

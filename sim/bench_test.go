@@ -28,7 +28,7 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportAllocs()
 				events := 0
 				for b.Loop() {
-					r, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: predictor.NewMean(),
+					r, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: predictor.NewMean(),
 						Preemptible: func(*job.Job) bool { return true }}) // the most work for the preemption step
 					if err != nil {
 						b.Fatal(err)
@@ -51,11 +51,11 @@ func BenchmarkLowerBound(b *testing.B) {
 		b.Fatal(err)
 	}
 	env := policy.NewEnv(cluster.Uniform(1000, 8), policy.DefaultParams())
-	prepared, _, err := Prepare(jobs, env)
+	w, err := prepareJobs(jobs, env)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		ComputeLowerBound(prepared, env.G)
+		w.LowerBound()
 	}
 }

@@ -40,7 +40,7 @@ func TestRunBoundedWhateverTheTimes(t *testing.T) {
 			for _, c := range []*cluster.Cluster{cluster.Uniform(1, 8), cluster.Uniform(2, 4)} {
 				for _, name := range allPolicies {
 					start := time.Now()
-					r, err := Run(tc.jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(),
+					r, err := replayJobs(tc.jobs, c, policy.DefaultParams(), Config{Policy: name,
 						Predictor: predictor.NewMean(), QueueSamples: 10, Check: true})
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
@@ -86,7 +86,7 @@ func TestRunRefusesTimesPastMaxTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, name := range allPolicies {
-				_, err := Run(tc.jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: predictor.NewMean()})
+				_, err := replayJobs(tc.jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: predictor.NewMean()})
 				if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.is != nil && !errors.Is(err, tc.is)) {
 					t.Errorf("%s: error %v, want one with %q", name, err, tc.want)
 				}
@@ -105,7 +105,7 @@ func TestQueueCurveCapped(t *testing.T) {
 		jobs = append(jobs, job.Job{ID: string(rune('a'+i%26)) + strings.Repeat("x", i/26), Submit: float64(i), GPUs: 8, RunTime: 3})
 	}
 	for _, n := range []int{1, 7, 100} {
-		r, err := Run(jobs, Config{Cluster: c, Policy: "fifo", Params: policy.DefaultParams(), QueueSamples: n})
+		r, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: "fifo", QueueSamples: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,20 +134,20 @@ func TestRunStopsOnContext(t *testing.T) {
 		jobs[i] = job.Job{ID: strconv.Itoa(i), GPUs: 1, RunTime: 1}
 	}
 	env := policy.NewEnv(c, policy.DefaultParams())
-	prepared, excluded, err := Prepare(jobs, env)
+	w, err := prepareJobs(jobs, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = RunPrepared(ctx, prepared, excluded, env, Config{Cluster: c, Policy: "fifo", Params: env.Params})
+	_, err = w.Run(ctx, Config{Policy: "fifo"})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v", err)
 	}
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
 	last := 0
-	_, err = RunPrepared(ctx, prepared, excluded, env, Config{Cluster: c, Policy: "fifo", Params: env.Params,
+	_, err = w.Run(ctx, Config{Policy: "fifo",
 		Progress: func(done, _ int) { last = done; cancel() }})
 	if !errors.Is(err, context.Canceled) || last >= len(jobs) {
 		t.Errorf("context cancelled during the replay: error %v after %d of %d jobs", err, last, len(jobs))
@@ -172,7 +172,7 @@ func TestPrepareRefusesNonFinite(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Prepare([]job.Job{tc.j}, env)
+			_, err := prepareJobs([]job.Job{tc.j}, env)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "job 1") {
 				t.Errorf("error %v, want one naming job 1 and %q", err, tc.want)
 			}

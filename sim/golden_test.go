@@ -81,7 +81,7 @@ func TestGoldenSchedules(t *testing.T) {
 					if oracle {
 						pol, pred = name+policy.OracleSuffix, predictor.Oracle{}
 					}
-					r, err := Run(jobs, Config{Cluster: tr.cluster, Policy: pol, Params: policy.DefaultParams(),
+					r, err := replayJobs(jobs, tr.cluster, policy.DefaultParams(), Config{Policy: pol,
 						Predictor: pred, Check: true, RecordNodes: true})
 					if err != nil {
 						t.Fatalf("%s: %v", pol, err)

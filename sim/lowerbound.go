@@ -61,20 +61,6 @@ type LowerBound struct {
 	Binding string
 }
 
-// ComputeLowerBound returns LB for jobs prepared for a cluster of g > 0 GPUs
-// (run times of profiled jobs already at α_min, see Prepare, every RunTime
-// > 0 and GPUs in 1..g), sorted by submit time. It costs O(n log n) time and
-// O(n) memory.
-func ComputeLowerBound(jobs []job.Job, g int) LowerBound {
-	return computeLowerBound(jobSlice(jobs), g)
-}
-
-// ComputeLowerBoundTable is ComputeLowerBound on a job.Table passed through
-// PrepareTable.
-func ComputeLowerBoundTable(jobs *job.Table, g int) LowerBound {
-	return computeLowerBound(jobs, g)
-}
-
 // jobSource is what the lower bound reads of the jobs: their number and,
 // by index, submit time (s), GPUs and run time (s).
 type jobSource interface {
@@ -92,6 +78,10 @@ func (s jobSlice) Submit(i int) float64  { return s[i].Submit }
 func (s jobSlice) GPUs(i int) int        { return s[i].GPUs }
 func (s jobSlice) RunTime(i int) float64 { return s[i].RunTime }
 
+// computeLowerBound returns LB for jobs prepared for a cluster of g > 0
+// GPUs (run times of profiled jobs already at α_min, see Prepare, every
+// RunTime > 0 and GPUs in 1..g), sorted by submit time. It costs
+// O(n log n) time and O(n) memory.
 func computeLowerBound[S jobSource](jobs S, g int) LowerBound {
 	lb := LowerBound{Virtual: virtualSRPT(jobs, g), MeanBusy: meanBusy(jobs, g)}
 	for i := range jobs.Len() {

@@ -44,7 +44,7 @@ func TestLowerBoundHand(t *testing.T) {
 			for i, j := range c.jobs {
 				jobs[i] = job.Job{Submit: origin + j.submit, RunTime: j.run, GPUs: j.gpus}
 			}
-			lb := ComputeLowerBound(jobs, c.g)
+			lb := computeLowerBound(jobSlice(jobs), c.g)
 			want := LowerBound{Virtual: c.virtual, Length: c.length, MeanBusy: c.meanBusy,
 				Total: max(c.virtual, c.length, c.meanBusy), Binding: c.binding}
 			if !lbClose(lb, want, 1e-6) || lb.Binding != want.Binding {
@@ -57,7 +57,7 @@ func TestLowerBoundHand(t *testing.T) {
 			}
 		}
 	}
-	if lb := ComputeLowerBound(nil, 8); lb != (LowerBound{Binding: BoundVirtual}) {
+	if lb := computeLowerBound(jobSlice(nil), 8); lb != (LowerBound{Binding: BoundVirtual}) {
 		t.Errorf("empty trace: %+v", lb)
 	}
 }
@@ -101,7 +101,7 @@ func TestLowerBoundBruteForce(t *testing.T) {
 		}
 		slices.SortStableFunc(jobs, func(a, b job.Job) int { return cmp.Compare(a.Submit, b.Submit) })
 		opt := optNonPreemptive(jobs, g)
-		lb := ComputeLowerBound(jobs, g)
+		lb := computeLowerBound(jobSlice(jobs), g)
 		for name, v := range map[string]float64{"virtual": lb.Virtual, "length": lb.Length,
 			"mean busy": lb.MeanBusy, "total": lb.Total} {
 			if v > opt+1e-9 {
@@ -160,7 +160,7 @@ func TestLowerBoundSchedules(t *testing.T) {
 			jobs[i] = job.Job{Submit: float64(rng.IntN(60)), RunTime: float64(1 + rng.IntN(12)), GPUs: 1 + rng.IntN(g)}
 		}
 		slices.SortStableFunc(jobs, func(a, b job.Job) int { return cmp.Compare(a.Submit, b.Submit) })
-		lb := ComputeLowerBound(jobs, g)
+		lb := computeLowerBound(jobSlice(jobs), g)
 		srpt, _ := slotSchedule(jobs, g, true)
 		_, mb := slotSchedule(jobs, g, false)
 		if math.Abs(lb.Virtual-srpt) > 1e-9 || math.Abs(lb.MeanBusy-mb) > 1e-9 {

@@ -11,10 +11,10 @@ import (
 	"github.com/asrpt/asrpt/trace"
 )
 
-// TestRunPreparedConcurrently: replays prepared with one Env run at once
+// TestRunConcurrently: replays prepared with one Env run at once
 // (as asrpt quality runs them) give the results each gives alone; under
 // -race, they share no mutable state.
-func TestRunPreparedConcurrently(t *testing.T) {
+func TestRunConcurrently(t *testing.T) {
 	c := cluster.Uniform(4, 8)
 	gen := trace.DefaultGenConfig()
 	gen.Jobs, gen.Seed, gen.ClusterGPUs, gen.GPUsPerNode = 400, 3, c.TotalGPUs(), 8
@@ -23,17 +23,17 @@ func TestRunPreparedConcurrently(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := policy.NewEnv(c, policy.DefaultParams())
-	prepared, excluded, err := Prepare(jobs, env)
+	w, err := prepareJobs(jobs, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	names := []string{"asrpt", "las", "easypp", "backfill", "asrpt", "wcs-workload"}
 	cfg := func(name string) Config {
-		return Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: predictor.NewMean()}
+		return Config{Policy: name, Predictor: predictor.NewMean()}
 	}
 	alone := make([]float64, len(names))
 	for i, n := range names {
-		r, err := RunPrepared(context.Background(), prepared, excluded, env, cfg(n))
+		r, err := w.Run(context.Background(), cfg(n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestRunPreparedConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := RunPrepared(context.Background(), prepared, excluded, env, cfg(n))
+			r, err := w.Run(context.Background(), cfg(n))
 			if err != nil {
 				t.Error(err)
 				return

@@ -41,7 +41,7 @@ func TestPreemptionAccounting(t *testing.T) {
 		params := policy.DefaultParams()
 		params.RestartCost, params.LostWork = tc.restart, tc.lostWork
 		params.PreemptExempt = 600
-		r, err := Run(jobs, Config{Cluster: c, Policy: tc.policy, Params: params,
+		r, err := replayJobs(jobs, c, params, Config{Policy: tc.policy,
 			Predictor: predictor.NewMean(), Preemptible: optIn, Check: true})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.policy, err)
@@ -90,7 +90,7 @@ func TestLASExemption(t *testing.T) {
 	} {
 		params := policy.DefaultParams()
 		params.LASExempt = tc.exempt
-		r, err := Run(jobs, Config{Cluster: c, Policy: "las", Params: params, Predictor: predictor.Oracle{}, Check: true})
+		r, err := replayJobs(jobs, c, params, Config{Policy: "las", Predictor: predictor.Oracle{}, Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}

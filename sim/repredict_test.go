@@ -48,7 +48,7 @@ func TestRepredictReordersWaitingJobs(t *testing.T) {
 		{"spjf", false, 10},
 		{"spjf", true, 510},
 	} {
-		r, err := Run(jobs, Config{Cluster: c, Policy: tc.policy, Params: policy.DefaultParams(),
+		r, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: tc.policy,
 			Predictor: &learning{seen: map[string]bool{}}, Frozen: tc.frozen, Check: true})
 		if err != nil {
 			t.Fatal(err)

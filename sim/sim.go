@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
@@ -20,13 +19,9 @@ import (
 
 // Config is one replay.
 type Config struct {
-	// Cluster is the machine replayed on.
-	Cluster *cluster.Cluster
 	// Policy is the policy name (policy.Names, optionally with the oracle
 	// suffix).
 	Policy string
-	// Params are the policy tunables.
-	Params policy.Params
 	// Predictor is a fresh predictor for this replay (it learns from the
 	// replay's completions). Oracle variants ignore it.
 	Predictor predictor.Predictor
@@ -181,34 +176,29 @@ func completionFirst(a, b *completion) bool {
 	return a.seq < b.seq
 }
 
-// Prepare returns the jobs the replay will run: copies of the trace's jobs,
-// with the run time of each profiled job set to Iterations·α_min on this
-// cluster (its reference run time), and the jobs larger than the cluster
-// left out and counted. The order of the input is kept. A job with a
-// submit time outside ±MaxTime, or a run time that is not in (0, MaxTime],
-// is an error naming the job.
-func Prepare(jobs []job.Job, env *policy.Env) ([]job.Job, int, error) {
-	out := make([]job.Job, 0, len(jobs))
-	excluded := 0
-	for i := range jobs {
-		j := jobs[i]
-		keep, err := prepare(&j, env)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !keep {
-			excluded++
-			continue
-		}
-		out = append(out, j)
-	}
-	return out, excluded, nil
+// Workload is a trace ready to replay on one cluster: the jobs that fit it,
+// with the run time of each profiled job set to Iterations·α_min there (its
+// reference run time), in submit order. Prepare makes one; Run replays it
+// through a policy, as often as wanted, several at once.
+type Workload struct {
+	// Env is the cluster, its placer, the policy tunables and the site's
+	// priority configuration every replay of the workload runs with.
+	Env *policy.Env
+	// Jobs are the jobs replayed; a replay reads them and never changes
+	// them.
+	Jobs *job.Table
+	// Excluded counts the jobs left out as larger than the cluster.
+	Excluded int
 }
 
-// PrepareTable is Prepare in place on a job.Table, for large replays: it
-// drops the jobs larger than the cluster and returns how many it dropped.
-// On error the table may have been changed.
-func PrepareTable(jobs *job.Table, env *policy.Env) (int, error) {
+// Prepare is the entry into the simulator: it makes jobs (sorted by submit
+// time, as the trace readers return them) a Workload on env's cluster. It
+// changes jobs in place — drops the jobs larger than the cluster, sets the
+// reference run time of the profiled ones — and the Workload holds it. A job
+// with a submit time outside ±MaxTime, or a run time that is not in
+// (0, MaxTime], is an error naming the job; jobs may then have been
+// changed.
+func Prepare(jobs *job.Table, env *policy.Env) (*Workload, error) {
 	var err error
 	excluded := jobs.Keep(func(i int) bool {
 		if err != nil {
@@ -225,7 +215,21 @@ func PrepareTable(jobs *job.Table, env *policy.Env) (int, error) {
 		}
 		return true
 	})
-	return excluded, err
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; i < jobs.Len(); i++ {
+		if jobs.Submit(i) < jobs.Submit(i-1) {
+			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs.ID(i))
+		}
+	}
+	return &Workload{Env: env, Jobs: jobs, Excluded: excluded}, nil
+}
+
+// LowerBound returns LB for the workload (see LowerBound); it costs
+// O(n log n) time and O(n) memory, each call.
+func (w *Workload) LowerBound() LowerBound {
+	return computeLowerBound(w.Jobs, w.Env.G)
 }
 
 // prepare checks j and sets the reference run time of a profiled job; it
@@ -257,34 +261,10 @@ func prepare(j *job.Job, env *policy.Env) (bool, error) {
 	return true, nil
 }
 
-// Run replays jobs (sorted by submit time, as the trace readers return
-// them) under cfg. The input is not modified.
-func Run(jobs []job.Job, cfg Config) (*Result, error) {
-	env := policy.NewEnv(cfg.Cluster, cfg.Params)
-	prepared, excluded, err := Prepare(jobs, env)
-	if err != nil {
-		return nil, err
-	}
-	return RunPrepared(context.Background(), prepared, excluded, env, cfg)
-}
-
-// RunPrepared is Run on jobs already passed through Prepare with an Env of
-// the same cluster and params; it saves the preparation when one trace is
-// replayed through many policies. It stops with ctx's error when ctx is
-// done.
-func RunPrepared(ctx context.Context, prepared []job.Job, excluded int, env *policy.Env, cfg Config) (*Result, error) {
-	t, err := job.TableOf(prepared)
-	if err != nil {
-		return nil, err
-	}
-	return run(ctx, t, excluded, env, cfg)
-}
-
-// RunTable is RunPrepared on a job.Table passed through PrepareTable: the
-// replay of millions of jobs, which holds each job as a job.Job only while
-// it waits or runs. Replays of one table may run at once.
-func RunTable(ctx context.Context, prepared *job.Table, excluded int, env *policy.Env, cfg Config) (*Result, error) {
-	return run(ctx, prepared, excluded, env, cfg)
+// Run replays the workload under cfg. It stops with ctx's error when ctx
+// is done. Replays of one workload may run at once.
+func (w *Workload) Run(ctx context.Context, cfg Config) (*Result, error) {
+	return run(ctx, w.Jobs, w.Excluded, w.Env, cfg)
 }
 
 // maxRepredict bounds how many waiting jobs of one (user, family) group
@@ -335,11 +315,6 @@ const pollEvery = 4096
 func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cfg Config) (*Result, error) {
 	env = env.Fork() // replays prepared with one Env may run at once
 	n := jobs.Len()
-	for i := 1; i < n; i++ {
-		if jobs.Submit(i) < jobs.Submit(i-1) {
-			return nil, fmt.Errorf("sim: jobs not sorted by submit time at %s", jobs.ID(i))
-		}
-	}
 	pol, err := policy.New(cfg.Policy, env)
 	if err != nil {
 		return nil, err
@@ -365,7 +340,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 	// it arrives and after it ends, so that a finished job's Task and
 	// job.Job are garbage.
 	states := make([]*state, n)
-	free := placement.NewFree(cfg.Cluster)
+	free := placement.NewFree(env.Cluster)
 	comps := completions{less: completionFirst}
 	nsamples := cfg.QueueSamples
 	if nsamples <= 0 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -39,13 +40,13 @@ func TestRefereeCounterexample(t *testing.T) {
 		{"asrpt-paper", 1000, 2000, 101000 + 4000, 1000},
 		{"asrpt", 0, 0, 100000 + 2000, 0},
 	}
-	lb := ComputeLowerBound(jobs, c.TotalGPUs())
+	lb := computeLowerBound(jobSlice(jobs), c.TotalGPUs())
 	if lb.Virtual != 3000 || lb.Length != 102000 || lb.Total != 102000 {
 		t.Errorf("lower bound = %+v, want virtual 3000, length 102000, total 102000", lb)
 	}
 	for _, tc := range cases {
 		t.Run(tc.policy, func(t *testing.T) {
-			r, err := Run(jobs, Config{Cluster: c, Policy: tc.policy, Params: params, Predictor: predictor.Oracle{}, Check: true})
+			r, err := replayJobs(jobs, c, params, Config{Policy: tc.policy, Predictor: predictor.Oracle{}, Check: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,14 +103,14 @@ func TestInvariants(t *testing.T) {
 	c := cluster.Uniform(4, 8)
 	jobs := randomJobs(1, 400, c.TotalGPUs())
 	env := policy.NewEnv(c, policy.DefaultParams())
-	prepared, _, err := Prepare(jobs, env)
+	w, err := prepareJobs(jobs, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := ComputeLowerBound(prepared, env.G)
+	lb := w.LowerBound()
 	for _, name := range allPolicies {
 		t.Run(name, func(t *testing.T) {
-			r, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(),
+			r, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name,
 				Predictor: predictor.NewMean(), Check: true})
 			if err != nil {
 				t.Fatal(err)
@@ -145,11 +146,11 @@ func TestDeterministic(t *testing.T) {
 	c := cluster.Uniform(4, 8)
 	jobs := randomJobs(2, 300, c.TotalGPUs())
 	for _, name := range allPolicies {
-		r1, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: predictor.NewMean()})
+		r1, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: predictor.NewMean()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r2, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: predictor.NewMean()})
+		r2, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: predictor.NewMean()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestFIFOBlocksBackfillDoesNot(t *testing.T) {
 		"wcs-subtime": {0, 5102, 2, 102},
 	}
 	for name, starts := range want {
-		r, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: predictor.Oracle{}, Check: true})
+		r, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: predictor.Oracle{}, Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,14 +206,13 @@ func TestBadInput(t *testing.T) {
 		if tc.name == "unknown policy" {
 			pol = "nope"
 		}
-		_, err := Run(tc.jobs, Config{Cluster: c, Policy: pol, Params: policy.DefaultParams()})
+		_, err := replayJobs(tc.jobs, c, policy.DefaultParams(), Config{Policy: pol})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
 		}
 	}
 	// Jobs larger than the cluster are excluded and counted, the rest runs.
-	r, err := Run([]job.Job{{ID: "big", GPUs: 9, RunTime: 10}, {ID: "ok", GPUs: 8, RunTime: 10}},
-		Config{Cluster: c, Policy: "asrpt", Params: policy.DefaultParams()})
+	r, err := replayJobs([]job.Job{{ID: "big", GPUs: 9, RunTime: 10}, {ID: "ok", GPUs: 8, RunTime: 10}}, c, policy.DefaultParams(), Config{Policy: "asrpt"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("excluded %d, jobs %+v; want 1 excluded and job ok run", r.Excluded, r.Jobs)
 	}
 	// An empty trace is an empty result, not a hang.
-	r, err = Run(nil, Config{Cluster: c, Policy: "asrpt", Params: policy.DefaultParams()})
+	r, err = replayJobs(nil, c, policy.DefaultParams(), Config{Policy: "asrpt"})
 	if err != nil || len(r.Jobs) != 0 {
 		t.Errorf("empty trace: %v, %v", r, err)
 	}
@@ -256,7 +256,7 @@ func TestCommHeavyWaitsForConsolidation(t *testing.T) {
 	}{{0, 1 + 2000.0/3, true}, {1, 1000, false}} {
 		params := policy.DefaultParams()
 		params.Tau = tc.tau
-		r, err := Run(jobs, Config{Cluster: c, Policy: "asrpt", Params: params, Predictor: predictor.Oracle{}, Check: true})
+		r, err := replayJobs(jobs, c, params, Config{Policy: "asrpt", Predictor: predictor.Oracle{}, Check: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +280,7 @@ func TestUsesPredictions(t *testing.T) {
 	moved := 0
 	for _, name := range allPolicies {
 		run := func(p predictor.Predictor) float64 {
-			r, err := Run(jobs, Config{Cluster: c, Policy: name, Params: policy.DefaultParams(), Predictor: p})
+			r, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: p})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestJobResultNames(t *testing.T) {
 		{ID: "1", User: "ann", Account: "physics", Name: "a", GPUs: 1, RunTime: 10, Submit: 0},
 		{ID: "2", User: "bob", Name: "b", GPUs: 2, RunTime: 20, Submit: 1},
 	}
-	r, err := Run(jobs, Config{Cluster: cluster.Uniform(1, 4), Policy: "fifo", Params: policy.DefaultParams()})
+	r, err := replayJobs(jobs, cluster.Uniform(1, 4), policy.DefaultParams(), Config{Policy: "fifo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +318,23 @@ func TestJobResultNames(t *testing.T) {
 			t.Errorf("job %s: user, account = %q, want %q", r.ID(i), got, want)
 		}
 	}
+}
+
+// prepareJobs is Prepare on a copy of jobs.
+func prepareJobs(jobs []job.Job, env *policy.Env) (*Workload, error) {
+	t, err := job.TableOf(jobs)
+	if err != nil {
+		return nil, err
+	}
+	return Prepare(t, env)
+}
+
+// replayJobs replays jobs on cluster c with params under cfg, leaving jobs
+// as they are.
+func replayJobs(jobs []job.Job, c *cluster.Cluster, params policy.Params, cfg Config) (*Result, error) {
+	w, err := prepareJobs(jobs, policy.NewEnv(c, params))
+	if err != nil {
+		return nil, err
+	}
+	return w.Run(context.Background(), cfg)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/preemptrule"
+	"github.com/asrpt/asrpt/replay"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
 	"github.com/asrpt/asrpt/trace"
@@ -121,7 +122,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	err = replay(ctx, f, stdout, stderr)
+	err = replayWorkload(ctx, f, stdout, stderr)
 	return errors.Join(err, stop())
 }
 
@@ -167,7 +168,7 @@ func (f *replayFlags) workload(ctx context.Context, c *cluster.Cluster, stderr i
 	return jobs, nil
 }
 
-func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error {
+func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error {
 	c, err := f.cluster()
 	if err != nil {
 		return err
@@ -201,73 +202,43 @@ func replay(ctx context.Context, f replayFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	excluded, err := sim.PrepareTable(jobs, env)
+	w, err := sim.Prepare(jobs, env)
 	if err != nil {
 		return err
 	}
-	prepared := jobs
-	if prepared.Len() == 0 {
-		return fmt.Errorf("no job fits the cluster (%d jobs, %d larger than its %d GPUs)", excluded, excluded, env.G)
+	if w.Jobs.Len() == 0 {
+		return fmt.Errorf("no job fits the cluster (%d jobs, %d larger than its %d GPUs)", w.Excluded, w.Excluded, env.G)
 	}
-	lb := sim.ComputeLowerBoundTable(prepared, env.G)
-	rep := report.New(prepared.Len(), excluded, env.G, lb)
+	lb := w.LowerBound()
+	rep := report.New(w.Jobs.Len(), w.Excluded, env.G, lb)
 	rep.Workload = f.describe(c)
 	rep.SharesFile, rep.TableAccounts, rep.TableUsers = f.sharesPath, f.topAccounts, f.topUsers
-	if shares != nil && !hasShare(prepared, shares) {
+	if shares != nil && !hasShare(w.Jobs, shares) {
 		fmt.Fprintf(stderr, "asrpt replay: --shares %s: no account of the workload has a share there; every target share is 0\n", f.sharesPath)
 	}
-	if excluded > 0 {
-		fmt.Fprintf(stderr, "asrpt replay: %d jobs larger than the cluster's %d GPUs excluded\n", excluded, env.G)
+	if w.Excluded > 0 {
+		fmt.Fprintf(stderr, "asrpt replay: %d jobs larger than the cluster's %d GPUs excluded\n", w.Excluded, env.G)
 	}
 
-	optIn := f.preemptible.Selector(prepared)
+	optIn := f.preemptible.Selector(w.Jobs)
 	bar := newProgress(stderr, f.progress, len(names))
 	keep := f.plotDir != ""
-	results := make([]*sim.Result, len(names))
-	summaries := make([]report.Summary, len(names))
-	errs := make([]error, len(names))
-	sem := make(chan struct{}, max(1, f.parallel))
-	var wg sync.WaitGroup
+	specs := make([]replay.Spec, len(names))
 	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				errs[i] = ctx.Err()
-				return
-			}
-			pred, _ := newPredictor(f.predictor, f.seed, f.retrainEvery)
-			start := time.Now()
-			r, err := sim.RunTable(ctx, prepared, excluded, env, sim.Config{Cluster: c, Policy: name,
-				Params: f.params, Predictor: pred, Frozen: f.frozen, Preemptible: optIn, Progress: bar.update(i, name)})
-			if err != nil {
-				errs[i] = fmt.Errorf("policy %s: %w", name, err)
-				return
-			}
-			wall := time.Since(start).Seconds()
-			s := report.Summarize(r, lb.Total)
-			s.WallSeconds = wall
-			if fo, ok := pred.(*predictor.Forest); ok {
-				st := fo.Stats()
-				s.Trainings, s.TrainSeconds = st.Trainings, st.TrainSeconds
-			}
-			if wall > 0 {
-				s.EventsPerSecond = float64(r.Events) / wall
-			}
-			fair := report.Fairness(r, shares, f.top)
-			s.FairnessReport = &fair
-			summaries[i] = s
-			if keep {
-				results[i] = r
-			}
-		}()
+		specs[i] = replay.Spec{Workload: w, LowerBound: lb.Total, Policy: name, Seed: f.seed,
+			Preemptible: optIn, Progress: bar.update(i, name)}
 	}
-	wg.Wait()
+	outcomes, err := replay.Run(ctx, specs, replay.Config{
+		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(f.predictor, seed, f.retrainEvery) },
+		Frozen:       f.frozen, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top})
 	bar.done()
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return err
+	}
+	summaries := make([]report.Summary, len(outcomes))
+	results := make([]*sim.Result, len(outcomes))
+	for i := range outcomes {
+		summaries[i], results[i] = outcomes[i].Summary, outcomes[i].Result
 	}
 	rep.Policies = summaries
 	show := rep.WriteTable
