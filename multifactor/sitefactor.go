@@ -27,3 +27,28 @@ func SiteFactors(n int, max uint32, out []uint32) []uint32 {
 	}
 	return out
 }
+
+// The factor mode's write bound, shared by the sidecar (what it writes)
+// and the replay's asrpt-factor (what Slurm then holds): a job's site
+// factor is written again only when it moved by more than the range's
+// 1/FactorTolerance (site_factor_max/64: jobs whose factors differ by less
+// may stand in the wrong order until one of them moves further), or when
+// the job is in the head region: its turn has come (dispatched or
+// released) or it is among the first FactorHead of the order, where every
+// change is written. It keeps the writes of a cycle to about the jobs
+// that moved, not every waiting job each time one arrives.
+const (
+	FactorTolerance = 64
+	FactorHead      = 16
+)
+
+// FactorDue reports whether a job holding site factor cur (what was last
+// written; 0 when nothing) should be written want, with max the top of the
+// range and head whether the job is in the head region.
+func FactorDue(cur, want, max uint32, head bool) bool {
+	if head {
+		return cur != want
+	}
+	d := int64(want) - int64(cur)
+	return d > int64(max/FactorTolerance) || -d > int64(max/FactorTolerance)
+}

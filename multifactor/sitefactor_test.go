@@ -32,3 +32,28 @@ func TestSiteFactors(t *testing.T) {
 		}
 	}
 }
+
+// TestFactorDue pins the write bound: every change in the head region,
+// beyond max/FactorTolerance elsewhere.
+func TestFactorDue(t *testing.T) {
+	cases := []struct {
+		name           string
+		cur, want, max uint32
+		head, due      bool
+	}{
+		{"head, any change", 1000, 999, 6400, true, true},
+		{"head, no change", 1000, 1000, 6400, true, false},
+		{"tail within the tolerance", 1000, 1100, 6400, false, false},
+		{"tail just past the tolerance", 1000, 1101, 6400, false, true},
+		{"tail down past the tolerance", 1000, 899, 6400, false, true},
+		{"never written, wants a small factor", 0, 100, 6400, false, false},
+		{"never written, wants more", 0, 101, 6400, false, true},
+		{"range under 64: every change", 3, 4, 60, false, true},
+		{"largest values", 1<<31 - 3, 0, 1<<31 - 3, false, true},
+	}
+	for _, c := range cases {
+		if got := FactorDue(c.cur, c.want, c.max, c.head); got != c.due {
+			t.Errorf("%s: FactorDue(%d, %d, %d, %v) = %v", c.name, c.cur, c.want, c.max, c.head, got)
+		}
+	}
+}

@@ -19,8 +19,11 @@ import (
 // As asrpt-factor, an A-SRPT policy orders the same jobs and each job's
 // rank in that order, mapped by SiteFactors into [0, Site.SiteFactorMax],
 // is added to its priority as Slurm adds a job's site_factor: the
-// sidecar's factor write mode, replayed. The site factors follow every
-// change of the A-SRPT order at each scheduling pass with free GPUs.
+// sidecar's factor write mode, replayed. At each scheduling pass with
+// free GPUs the site factors follow the A-SRPT order under the sidecar's
+// write bound (multifactor.FactorDue): every change in the head region
+// (the released jobs and the first FactorHead), changes beyond
+// site_factor_max/FactorTolerance elsewhere.
 type multifactorPolicy struct {
 	starter
 	name     string
@@ -206,19 +209,26 @@ func (m *multifactorPolicy) Pending() []*Task {
 	return slices.Clone(m.pend)
 }
 
-// siteFactors gives every waiting job the site factor of its rank in the
-// A-SRPT order as of the last scheduling pass (asrpt-factor).
+// siteFactors gives the waiting jobs the site factors of their ranks in
+// the A-SRPT order as of the last scheduling pass, under the sidecar's
+// write bound (asrpt-factor): Slurm holds what the sidecar wrote.
 func (m *multifactorPolicy) siteFactors() {
 	if m.inner == nil {
 		return
 	}
 	m.order = m.inner.appendPending(m.order[:0])
 	order := m.order
-	m.factors = multifactor.SiteFactors(len(order), m.site.SiteFactorMax, m.factors)
+	max := m.site.SiteFactorMax
+	m.factors = multifactor.SiteFactors(len(order), max, m.factors)
 	for i, t := range order {
-		t.site = m.factors[i]
+		// What the sidecar writes (multifactor.FactorDue): a released
+		// job, one of the first FactorHead, or one whose factor moved
+		// beyond the tolerance; the others keep what Slurm holds.
+		if f := m.factors[i]; multifactor.FactorDue(t.site, f, max, i < multifactor.FactorHead || t.released) {
+			t.site = f
+			m.unsorted = true
+		}
 	}
-	m.unsorted = true
 }
 
 func (m *multifactorPolicy) Schedule(now float64, free *placement.Free) []Decision {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/asrpt/asrpt/cluster"
@@ -76,5 +77,50 @@ func TestMultifactorOrder(t *testing.T) {
 		if got := ids(pol.Pending()); !equal(got, tc.want) {
 			t.Errorf("%s, site factor range %d: pending %v, want %v", tc.name, tc.siteMax, got, tc.want)
 		}
+	}
+}
+
+// TestSiteFactorsWriteBound: asrpt-factor's site factors are what the
+// sidecar would have written under its write bound (multifactor.FactorDue):
+// exact in the head region, within site_factor_max/FactorTolerance of the
+// rank's factor elsewhere, and left alone there when they moved less.
+func TestSiteFactorsWriteBound(t *testing.T) {
+	env := NewEnv(cluster.Uniform(1, 8), DefaultParams())
+	site := ExampleSite()
+	site.SiteFactorMax = 6400
+	env.Site = site
+	pol, err := New("asrpt-factor", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pol.(*multifactorPolicy)
+	tol := int64(site.SiteFactorMax / multifactor.FactorTolerance)
+	stale := 0
+	for i := range 300 {
+		// Run times spread so that arrivals land all over the order.
+		run := float64(100 + (i*7919)%5000)
+		j := &job.Job{ID: fmt.Sprint(i), User: "u", Account: "a", Submit: float64(i), GPUs: 1 + i%8, RunTime: run, TimeLimit: run}
+		task, err := env.NewTask(j, i, prediction.Estimate{Seconds: run, Known: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol.Arrive(j.Submit, task)
+		pol.Pending()
+		order := m.inner.appendPending(nil)
+		want := multifactor.SiteFactors(len(order), site.SiteFactorMax, nil)
+		for r, o := range order {
+			d := int64(o.site) - int64(want[r])
+			switch {
+			case (r < multifactor.FactorHead || o.released) && d != 0:
+				t.Fatalf("after %d arrivals: job %s at rank %d (head region) holds %d, want %d", i+1, o.ID, r, o.site, want[r])
+			case d > tol || -d > tol:
+				t.Fatalf("after %d arrivals: job %s at rank %d holds %d, %d from its rank's %d (tolerance %d)", i+1, o.ID, r, o.site, d, want[r], tol)
+			case d != 0:
+				stale++
+			}
+		}
+	}
+	if stale == 0 {
+		t.Error("no job ever kept a factor within the tolerance: the bound was not exercised")
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // decision is what asrpt wants of one managed pending job this cycle: its
 // priority (priority mode) or site factor (factor mode; setFactor when it
-// is to be written, see factorDue) and, for a job whose turn has come, the
+// is to be written, see multifactor.FactorDue) and, for a job whose turn has come, the
 // node list (nil when none is to be written, for the reason in why) and
 // the per-node GPU count (0: none).
 type decision struct {
@@ -21,28 +21,6 @@ type decision struct {
 	nodes     []string
 	gpn       int
 	why       string
-}
-
-// Factor mode's write bound: a job's site factor is written again only when
-// it moved by more than the range's 1/factorTolerance (site_factor_max/64:
-// jobs whose factors differ by less may stand in the wrong order until one
-// of them moves further), or when the job is in the head region: its turn
-// has come (dispatched or released) or it is among the first factorHead
-// of the order, where every change is written.
-const (
-	factorTolerance = 64
-	factorHead      = 16
-)
-
-// factorDue reports whether a job holding site factor cur (what asrpt last
-// wrote; 0 when nothing) should be written want, with max the top of the
-// range and head whether the job is in the head region.
-func factorDue(cur, want, max uint32, head bool) bool {
-	if head {
-		return cur != want
-	}
-	d := int64(want) - int64(cur)
-	return d > int64(max/factorTolerance) || -d > int64(max/factorTolerance)
 }
 
 // decide brings the tracked jobs and the policy up to date with snap
@@ -71,7 +49,7 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 			// An explicit priority asrpt set before (priority mode) masks
 			// the factor: it goes with the factor's write.
 			f := s.factors[i]
-			ds[i] = decision{e: e, factor: f, setFactor: e.prio != 0 || factorDue(e.factor, f, s.cfg.SiteFactorMax, i < factorHead || s.high(e))}
+			ds[i] = decision{e: e, factor: f, setFactor: e.prio != 0 || multifactor.FactorDue(e.factor, f, s.cfg.SiteFactorMax, i < multifactor.FactorHead || s.high(e))}
 		}
 	} else {
 		want := s.label(ranked)

@@ -32,29 +32,6 @@ func (h *harness) factors(ids ...string) []uint32 {
 	return out
 }
 
-func TestFactorDue(t *testing.T) {
-	cases := []struct {
-		name           string
-		cur, want, max uint32
-		head, due      bool
-	}{
-		{"head, any change", 1000, 999, 6400, true, true},
-		{"head, no change", 1000, 1000, 6400, true, false},
-		{"tail within the tolerance", 1000, 1100, 6400, false, false},
-		{"tail just past the tolerance", 1000, 1101, 6400, false, true},
-		{"tail down past the tolerance", 1000, 899, 6400, false, true},
-		{"never written, wants a small factor", 0, 100, 6400, false, false},
-		{"never written, wants more", 0, 101, 6400, false, true},
-		{"range under 64: every change", 3, 4, 60, false, true},
-		{"largest values", slurmclient.MaxSiteFactor, 0, slurmclient.MaxSiteFactor, false, true},
-	}
-	for _, c := range cases {
-		if got := factorDue(c.cur, c.want, c.max, c.head); got != c.due {
-			t.Errorf("%s: factorDue(%d, %d, %d, %v) = %v", c.name, c.cur, c.want, c.max, c.head, got)
-		}
-	}
-}
-
 // TestFactorModeWritesSiteFactors: in factor mode the order becomes site
 // factors (head max, tail 0) and no priority is written; the priority
 // plugin's value (base + factor in the fake) then follows the order.
@@ -128,7 +105,7 @@ func TestFactorModeBoundsWrites(t *testing.T) {
 		h.fake.Submit(pend(fmt.Sprint(i+1), []string{"day", "week"}[i%2], 1, t0))
 	}
 	rep := h.cycle(t0.Add(time.Minute))
-	if w := rep.Writes["site_factor"]; w < n-n/factorTolerance-1 || w > n {
+	if w := rep.Writes["site_factor"]; w < n-n/multifactor.FactorTolerance-1 || w > n {
 		t.Fatalf("first cycle: %d site factors written for %d jobs", w, n)
 	}
 	h.fake.ResetWrites()
@@ -141,8 +118,8 @@ func TestFactorModeBoundsWrites(t *testing.T) {
 	want := multifactor.SiteFactors(len(ranked), max, nil)
 	for i, e := range ranked {
 		got := h.fake.SiteFactor(e.id)
-		if d := int64(got) - int64(want[i]); d > max/factorTolerance || -d > max/factorTolerance ||
-			(i < factorHead && got != want[i]) {
+		if d := int64(got) - int64(want[i]); d > max/multifactor.FactorTolerance || -d > max/multifactor.FactorTolerance ||
+			(i < multifactor.FactorHead && got != want[i]) {
 			t.Errorf("rank %d (job %s): site factor %d, its rank gives %d", i+1, e.id, got, want[i])
 		}
 	}
