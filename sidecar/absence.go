@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"fmt"
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -110,9 +111,9 @@ func (s *Sidecar) keepLost(t float64, e *entry) bool {
 		e.lostSince = t
 		switch e.ph {
 		case phQueued:
-			s.withdraw(t, e, "missing from the job list", true)
+			s.withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
 		case phDispatched, phRunning:
-			s.leavePolicy(t, e, "missing from the job list")
+			s.leavePolicy(t, e, reason.Of(reason.Withdrawn, "missing from the job list"))
 		}
 		s.dirty = true
 		s.log.Warn().Str("job", e.id).Msg("job missing from the job list with values of asrpt's on it; kept for giveback until accounting reports its end")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/reason"
 )
 
 // decision is what asrpt wants of one managed pending job this cycle: its
@@ -20,7 +21,7 @@ type decision struct {
 	setFactor bool
 	nodes     []string
 	gpn       int
-	why       string
+	why       reason.Reason
 }
 
 // decide brings the tracked jobs and the policy up to date with snap
@@ -101,45 +102,45 @@ func (s *Sidecar) label(ranked []*entry) []uint32 {
 // nodeUpdate returns the node list (and per-node GPU count, 0 for none) to
 // write for dispatched job e, or nil and the reason when none is to be
 // written: the job's request must allow it (see the package documentation).
-func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, string) {
+func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, reason.Reason) {
 	switch {
 	case !s.cfg.RequiredNodes:
-		return nil, 0, "node lists off (required_nodes = false)"
+		return nil, 0, reason.Of(reason.NodeListsOff, "node lists off (required_nodes = false)")
 	case e.sj == nil || e.ph != phDispatched:
-		return nil, 0, ""
+		return nil, 0, reason.Reason{}
 	case e.noNodes:
-		return nil, 0, "Slurm refused a node list for this job"
+		return nil, 0, reason.Of(reason.NodeListRefused, "Slurm refused a node list for this job")
 	}
 	sj := e.sj
-	if why := nodeListBar(sj); why != "" {
+	if why := nodeListBar(sj); !why.None() {
 		return nil, 0, why
 	}
 	if !e.placed {
-		return nil, 0, "no placement on nodes the job can use"
+		return nil, 0, reason.Of(reason.NoPlacement, "no placement on nodes the job can use")
 	}
 	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
-		return nil, 0, "the job names its nodes"
+		return nil, 0, reason.Of(reason.NodesNamed, "the job names its nodes")
 	}
 	names, err := placement.NodeNames(s.cl, &e.place)
 	if err != nil || len(names) == 0 {
-		return nil, 0, "no placement on nodes the job can use"
+		return nil, 0, reason.Of(reason.NoPlacement, "no placement on nodes the job can use")
 	}
 	per := e.place.Slots[0].Count()
 	uniform := true
 	for _, sl := range e.place.Slots {
 		if !s.mayUse(e, sl.Node) {
-			return nil, 0, "placement on a node the job cannot use"
+			return nil, 0, reason.Of(reason.NodeNotUsable, "placement on a node the job cannot use")
 		}
 		uniform = uniform && sl.Count() == per
 	}
 	total := sj.GPUs.Total
 	switch {
 	case len(names) == 1 && (sj.GPUs.PerNode == 0 || sj.GPUs.PerNode == total):
-		return names, 0, ""
+		return names, 0, reason.Reason{}
 	case len(names) > 1 && uniform && sj.GPUs.PerNode == per:
-		return names, 0, ""
+		return names, 0, reason.Reason{}
 	case len(names) > 1 && uniform && sj.GPUs.PerNode == 0 && sj.GPUs.PerJob == total && s.cfg.GPUsPerNode:
-		return names, per, ""
+		return names, per, reason.Reason{}
 	}
-	return nil, 0, "the placement does not match the job's GPUs per node"
+	return nil, 0, reason.Of(reason.GPUsPerNodeDiffer, "the placement does not match the job's GPUs per node")
 }

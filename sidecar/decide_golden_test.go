@@ -106,8 +106,8 @@ func TestDecideGolden(t *testing.T) {
 				if nodes == "" {
 					nodes = "-"
 				}
-				fmt.Fprintf(&b, "%d job %s %s gpus=%d stage=%s band=%s nodes=%s profile=%s/%s heavy=%v note=%q problem=%q\n",
-					r.Rank, r.JobID, r.Name, r.GPUs, r.Stage, band, nodes, r.Profile, r.ProfileSource, r.Heavy, r.Note, r.ProfileProblem)
+				fmt.Fprintf(&b, "%d job %s %s gpus=%d stage=%s band=%s nodes=%s profile=%s/%s heavy=%v reason=%s note=%q problem=%q\n",
+					r.Rank, r.JobID, r.Name, r.GPUs, r.Stage, band, nodes, r.Profile, r.ProfileSource, r.Heavy, r.Reason, r.Note, r.ProfileProblem)
 			}
 			golden.Check(t, filepath.Join("testdata", "decide", tc.name+".txt"), []byte(b.String()), *updateDecide)
 		})

@@ -7,6 +7,7 @@ import (
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -41,7 +42,7 @@ type entry struct {
 	job  job.Job
 	task *policy.Task // nil when the policy does not hold the job
 	ph   phase
-	why  string // why an idle job is left alone
+	why  reason.Reason // why an idle job is left alone
 	seq  int
 	est  predictor.Estimate
 	// prof is the job's profile, resolved when it arrives.
@@ -125,7 +126,7 @@ type entry struct {
 	// stop's signal went out.
 	stop        jobword.Stop
 	stopFrom    string
-	stopWhy     string
+	stopWhy     reason.Reason
 	preemptions int
 	signalledAt float64
 	signalSent  bool

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"github.com/asrpt/asrpt/reason"
 	"testing"
 	"time"
 
@@ -106,10 +107,10 @@ func TestLifecycleThroughFake(t *testing.T) {
 	// Held while dispatched: it leaves the policy and is left alone.
 	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held, j.Priority = true, 0 })
 	h.cycle(at(730))
-	if e := h.s.entries["2"]; e.ph != phIdle || e.task != nil || e.why != "held" {
+	if e := h.s.entries["2"]; e.ph != phIdle || e.task != nil || e.why != reason.Of(reason.Held, "held") {
 		t.Errorf("held job 2: phase %v, task %v, why %q", e.ph, e.task != nil, e.why)
 	}
-	if r := planRow(t, h.plan(at(731)), "2"); r.Stage != "left_alone" || r.Note != "held" {
+	if r := planRow(t, h.plan(at(731)), "2"); r.Stage != "left_alone" || r.Reason != reason.Held || r.Note != "held" {
 		t.Errorf("held job 2 in the plan: %+v", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -51,9 +52,13 @@ type PlanRow struct {
 	// Nodes are the nodes chosen for a dispatched job, when asrpt writes
 	// them.
 	Nodes []string `json:"nodes,omitempty"`
-	// Note says why a dispatched job gets no node list, or why a job is
-	// left alone.
-	Note string `json:"note,omitempty"`
+	// Reason is why the job waits or is left alone, or why a dispatched
+	// job gets no node list, or why a running job may not be preempted:
+	// a stable code (package reason; empty for a dispatched job with its
+	// node list, or a running job that may be preempted). Note says it in
+	// words.
+	Reason reason.Code `json:"reason,omitempty"`
+	Note   string      `json:"note,omitempty"`
 	// Family is the job name's family (what [[profiles.rule]] family
 	// matches).
 	Family string `json:"family,omitempty"`
@@ -119,7 +124,7 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 				r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
 			case e.sj != nil && jobword.Parse(e.sj.Comment).HasPreempt:
 				// It asked to opt in: why it is not.
-				r.PreemptProblem = e.stopWhy
+				r.PreemptProblem = e.stopWhy.Detail
 			}
 		}
 		if e.task != nil && e.task.Prof != nil {
@@ -128,23 +133,23 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 		switch {
 		case e.ph == phDispatched:
 			r.Stage = "dispatched"
-			r.Nodes, r.Note = d.nodes, d.why
+			r.Nodes, r.Reason, r.Note = d.nodes, d.why.Code, d.why.Detail
 			if e.placed && e.task != nil {
 				r.Alpha, _ = s.env.Placer.AlphaOf(e.task.Prof, &e.place)
 			}
 		case e.standing:
-			r.Stage = "standing"
-			r.Note = "not ranked by asrpt (" + e.why + "): ahead of every managed job Slurm's own order puts behind it"
+			r.Stage, r.Reason = "standing", reason.Standing
+			r.Note = "not ranked by asrpt (" + e.why.String() + "): ahead of every managed job Slurm's own order puts behind it"
 		case s.high(e):
-			r.Stage = "released"
+			r.Stage, r.Reason = "released", reason.NoRoom
 		default:
-			r.Stage = "waiting"
+			r.Stage, r.Reason = "waiting", reason.VirtualQueue
 			if e.task != nil {
 				r.VirtualRemaining = e.task.VirtualRemaining()
 			}
 		}
 		if e.heldBack != "" && e.ph != phDispatched {
-			r.Note = "held back by Slurm (" + e.heldBack + "): ranked, never dispatched"
+			r.Reason, r.Note = reason.HeldBack, "held back by Slurm ("+e.heldBack+"): ranked, never dispatched"
 		}
 		rows[i] = r
 	}
@@ -156,15 +161,15 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 		if !sj.Pending() || inPlan[sj.ID] {
 			continue
 		}
-		why := "not managed"
-		if e := s.entries[sj.ID]; e != nil && e.why != "" {
+		why := reason.Of(reason.NotManaged, "not managed")
+		if e := s.entries[sj.ID]; e != nil && !e.why.None() {
 			why = e.why
 		} else if ok, w := s.eligible(sj, e); !ok {
 			why = w
 		}
 		rows = append(rows, PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()),
 			GPUs: s.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
-			PriorityNew: sj.Priority, Note: why})
+			PriorityNew: sj.Priority, Reason: why.Code, Note: why.Detail})
 	}
 	if !s.preempting() {
 		return rows
@@ -189,7 +194,7 @@ func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
 	r.Preemptible = &no
 	e := s.entries[sj.ID]
 	if e == nil || (e.ph != phRunning && e.ph != phStopping) {
-		r.Note = "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"
+		r.Reason, r.Note = reason.NotInPolicy, "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"
 		if e != nil {
 			r.Preemptions = e.preemptions
 		}
@@ -202,14 +207,14 @@ func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
 	p := s.cfg.Params
 	switch {
 	case e.ph == phStopping:
-		r.Stage = "stopping"
+		r.Stage, r.Reason = "stopping", reason.Stopping
 		r.Note = fmt.Sprintf("stop signal %s sent at %s; waiting for its requeue", e.stop.Signal, time.Unix(int64(e.signalledAt), 0).UTC().Format(time.RFC3339))
 	case !e.canStop():
-		r.Note = e.stopWhy
+		r.Reason, r.Note = e.stopWhy.Code, e.stopWhy.Detail
 	case e.preemptions >= p.MaxPreemptions:
-		r.Note = fmt.Sprintf("preempted %d times: policy.max_preemptions", e.preemptions)
+		r.Reason, r.Note = reason.MaxPreemptions, fmt.Sprintf("preempted %d times: policy.max_preemptions", e.preemptions)
 	case e.task != nil && s.clock-e.task.Start < p.PreemptExempt:
-		r.Note = fmt.Sprintf("exempt until %s (policy.preempt_exempt after each start)",
+		r.Reason, r.Note = reason.Exempt, fmt.Sprintf("exempt until %s (policy.preempt_exempt after each start)",
 			time.Unix(int64(e.task.Start+p.PreemptExempt), 0).UTC().Format(time.RFC3339))
 	default:
 		yes := true

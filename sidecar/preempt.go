@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"fmt"
+	"github.com/asrpt/asrpt/reason"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -72,42 +73,42 @@ func delivery(to jobword.Target) slurmclient.Delivery {
 // optIn decides, from e's record, whether e may be preempted and how it
 // stops (e.stop, from e.stopFrom), or why not (e.stopWhy).
 func (s *Sidecar) optIn(e *entry) {
-	e.stop, e.stopFrom, e.stopWhy = jobword.Stop{}, "", ""
+	e.stop, e.stopFrom, e.stopWhy = jobword.Stop{}, "", reason.Reason{}
 	if !s.preempting() {
-		e.stopWhy = "policy.name is not asrpt-preempt"
+		e.stopWhy = reason.Of(reason.NotPreempting, "policy.name is not asrpt-preempt")
 		return
 	}
 	sj := e.sj
 	w := jobword.Parse(sj.Comment)
 	switch {
 	case w.HasPreempt && w.PreemptErr != nil:
-		e.stopWhy = w.PreemptErr.Error()
+		e.stopWhy = reason.Of(reason.BadPreemptWord, w.PreemptErr.Error())
 		return
 	case w.HasPreempt:
 		e.stop, e.stopFrom = w.Preempt, "comment"
 	default:
 		n, st := s.cfg.Preemption.rule(predictor.Family(sj.Name), sj.Account, sj.QOS)
 		if n == 0 {
-			e.stopWhy = "not opted in: no asrpt:preempt word in its comment, no [[preemption.rule]] matches"
+			e.stopWhy = reason.Of(reason.NotOptedIn, "not opted in: no asrpt:preempt word in its comment, no [[preemption.rule]] matches")
 			return
 		}
 		e.stop, e.stopFrom = st, "preemption.rule["+strconv.Itoa(n)+"]"
 	}
 	switch {
 	case !sj.Requeue:
-		e.stopWhy = "Slurm may not requeue it (--no-requeue, or JobRequeue=0)"
+		e.stopWhy = reason.Of(reason.NoRequeue, "Slurm may not requeue it (--no-requeue, or JobRequeue=0)")
 	case sj.Shape() != slurmclient.ShapePlain:
-		e.stopWhy = "array tasks and heterogeneous jobs are not preempted"
+		e.stopWhy = reason.Of(reason.PreemptShape, "array tasks and heterogeneous jobs are not preempted")
 	case !s.slurm.SupportsDelivery(delivery(e.stop.To)):
-		e.stopWhy = fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.stop.To)
+		e.stopWhy = reason.Of(reason.SignalUnsupported, fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.stop.To))
 	}
-	if e.stopWhy != "" {
+	if !e.stopWhy.None() {
 		e.stopFrom = ""
 	}
 }
 
 // canStop reports whether e opted in and the way it stops can be used.
-func (e *entry) canStop() bool { return e.stopFrom != "" && e.stopWhy == "" }
+func (e *entry) canStop() bool { return e.stopFrom != "" && e.stopWhy.None() }
 
 // armPreemption sets each task's Preemptible for this cycle's pass: only
 // a job that opted in, that the policy started and Slurm runs, and only
@@ -186,8 +187,8 @@ func (s *Sidecar) stopFailed(e *entry, why string, err error) {
 		ev = ev.Err(err).Str("reason", Reason(err))
 	}
 	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
-	s.withdraw(s.clock, e, "preemption not sent: "+why, false)
-	e.stopWhy = "a preemption of it was not sent"
+	s.withdraw(s.clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
+	e.stopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
 	e.stopFrom = ""
 }
 
@@ -198,13 +199,13 @@ func (s *Sidecar) stopFailed(e *entry, why string, err error) {
 func (s *Sidecar) watchStop(t float64, e *entry) {
 	switch {
 	case !e.signalSent:
-		s.withdraw(t, e, "preempted in a dry run: no signal was sent", false)
+		s.withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
 	case t-e.signalledAt > float64(e.stop.Grace)+s.stopSlack():
 		s.m.preemptions.WithLabelValues(outcomeIgnored).Inc()
 		s.log.Warn().Str("job", e.id).Str("signal", e.stop.Signal).Int("grace_s", e.stop.Grace).
 			Msg("preempted job still runs after its grace: it ignored the signal; it is not preempted again")
-		s.withdraw(t, e, "ignored the preemption signal", false)
-		e.stopWhy, e.stopFrom, e.signalSent = "it ignored a preemption signal", "", false
+		s.withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
+		e.stopWhy, e.stopFrom, e.signalSent = reason.Of(reason.PreemptFailed, "it ignored a preemption signal"), "", false
 	}
 }
 

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"github.com/asrpt/asrpt/reason"
 	"slices"
 	"strings"
 	"testing"
@@ -152,15 +153,16 @@ func TestPreemptRefused(t *testing.T) {
 		mod       func(*Config, *sidecartest.Fake)
 		noRequeue bool   // --no-requeue: the record says Slurm may not requeue it
 		why       string // job 1's note, when not preemptible
+		code      reason.Code
 		dry       bool
 		held      bool
 		signaled  []sidecartest.Signal
 	}{
-		{name: "bad word", comment: "asrpt:preempt=KILL@10", why: "the signal must be one of"},
-		{name: "no word", comment: "asrpt:model=resnet50", why: "not opted in"},
-		{name: "no requeue", comment: "asrpt:preempt=USR1@60", noRequeue: true, why: "may not requeue"},
+		{name: "bad word", comment: "asrpt:preempt=KILL@10", why: "the signal must be one of", code: reason.BadPreemptWord},
+		{name: "no word", comment: "asrpt:model=resnet50", why: "not opted in", code: reason.NotOptedIn},
+		{name: "no requeue", comment: "asrpt:preempt=USR1@60", noRequeue: true, why: "may not requeue", code: reason.NoRequeue},
 		{name: "22.05 steps", comment: "asrpt:preempt=USR1@60",
-			mod: func(_ *Config, f *sidecartest.Fake) { f.WholeJobSignalsOnly = true }, why: "cannot send a signal to the job's steps"},
+			mod: func(_ *Config, f *sidecartest.Fake) { f.WholeJobSignalsOnly = true }, why: "cannot send a signal to the job's steps", code: reason.SignalUnsupported},
 		{name: "22.05 full job", comment: "asrpt:preempt=F:USR1@60",
 			mod:      func(_ *Config, f *sidecartest.Fake) { f.WholeJobSignalsOnly = true },
 			signaled: []sidecartest.Signal{{JobID: "1", Signal: "USR1", Delivery: slurmclient.DeliverAll}}},
@@ -186,7 +188,7 @@ func TestPreemptRefused(t *testing.T) {
 				t.Errorf("signals %v, want %v", got, c.signaled)
 			}
 			if c.why != "" {
-				if e := h.s.entries["1"]; !strings.Contains(e.stopWhy, c.why) || e.ph != phRunning {
+				if e := h.s.entries["1"]; !strings.Contains(e.stopWhy.Detail, c.why) || e.stopWhy.Code != c.code || e.ph != phRunning {
 					t.Errorf("job 1: phase %v, why %q, want %q", e.ph, e.stopWhy, c.why)
 				}
 				if rep.Preempted != 0 {

@@ -8,13 +8,14 @@ import (
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
 // eligible reports whether a Slurm job may be managed, and why not.
-func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, string) {
+func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, reason.Reason) {
 	if !sj.Pending() {
-		return false, "not pending"
+		return false, reason.Of(reason.NotPending, "not pending")
 	}
 	if ok, why := s.view.manageable(sj); !ok {
 		return false, why
@@ -22,17 +23,17 @@ func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, string) {
 	g := s.view.gpus(sj)
 	switch {
 	case sj.Held:
-		return false, "held"
+		return false, reason.Of(reason.Held, "held")
 	case g <= 0:
-		return false, "no GPUs"
+		return false, reason.Of(reason.NoGPUs, "no GPUs")
 	case !s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
-		return false, "out of scope"
+		return false, reason.Of(reason.OutOfScope, "out of scope")
 	case g > s.env.G:
-		return false, "larger than the cluster"
+		return false, reason.Of(reason.LargerThanCluster, "larger than the cluster")
 	case e != nil && e.handsOff:
-		return false, "priority set by an admin"
+		return false, reason.Of(reason.AdminPriority, "priority set by an admin")
 	}
-	return true, ""
+	return true, reason.Reason{}
 }
 
 // reconcile brings the tracked jobs and the policy up to date with Slurm's
@@ -68,7 +69,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 					base: sj.Priority, ownNodes: len(sj.RequiredNodes) > 0, lastPending: true}
 				s.entries[sj.ID] = e
 				s.dirty = true
-			} else if why == "out of scope" {
+			} else if why.Code == reason.OutOfScope {
 				rep.Jobs["out_of_scope"]++
 			}
 			continue
@@ -86,7 +87,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				// Withdrawn only when startedCycles lists in a row show it
 				// not pending: a flapping job keeps its place.
 				if e.notPending++; e.notPending >= startedCycles && !s.adopt(t, e) {
-					s.withdraw(t, e, "started by Slurm before its turn", false)
+					s.withdraw(t, e, reason.Of(reason.Withdrawn, "started by Slurm before its turn"), false)
 				}
 			case phStopping:
 				s.watchStop(t, e)
@@ -107,7 +108,7 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			if e.ph == phDispatched && e.tasks != "" && sj.Array.Tasks != e.tasks {
 				// A task of the array whose turn had come has started: the
 				// rest of the array arrives again as its next task.
-				s.leavePolicy(t, e, "array task started")
+				s.leavePolicy(t, e, reason.Of(reason.Withdrawn, "array task started"))
 			}
 			e.tasks = sj.Array.Tasks
 		}
@@ -127,11 +128,11 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 				// Its turn came, then Slurm held it back (a limit reached
 				// by the jobs that started meanwhile): it gives its GPUs
 				// up and is ranked again.
-				s.leavePolicy(t, e, "held back by Slurm after its turn came: "+e.heldBack)
+				s.leavePolicy(t, e, reason.Of(reason.HeldBack, "held back by Slurm after its turn came: "+e.heldBack))
 				arrivals = append(arrivals, e)
 			}
 		case phRunning: // requeued
-			s.leavePolicy(t, e, "requeued")
+			s.leavePolicy(t, e, reason.Of(reason.Withdrawn, "requeued"))
 			if ok {
 				arrivals = append(arrivals, e)
 			}
@@ -235,13 +236,13 @@ func (s *Sidecar) rejoin(t float64, e *entry) bool {
 func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
 	task, err := s.env.NewLiveTask(&e.job, e.seq, e.est, e.prof.Profile)
 	if err != nil {
-		e.ph, e.why = phIdle, err.Error()
+		e.ph, e.why = phIdle, reason.Of(reason.NotSchedulable, err.Error())
 		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
 		return false
 	}
 	task.Preemptions = e.preemptions
 	add(task)
-	e.task, e.ph, e.why = task, phQueued, ""
+	e.task, e.ph, e.why = task, phQueued, reason.Reason{}
 	s.byTask[task] = e
 	s.dirty = true
 	return true
@@ -249,7 +250,7 @@ func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
 
 // withdraw takes a waiting job out of the policy and keeps e as idle;
 // park keeps its virtual work left so that it can rejoin where it was.
-func (s *Sidecar) withdraw(t float64, e *entry, why string, park bool) {
+func (s *Sidecar) withdraw(t float64, e *entry, why reason.Reason, park bool) {
 	if e.task != nil {
 		if park {
 			e.parked, e.remaining = true, e.task.VirtualRemaining()
@@ -265,7 +266,7 @@ func (s *Sidecar) withdraw(t float64, e *entry, why string, park bool) {
 
 // leavePolicy finishes a task the policy holds as running and keeps e as
 // idle.
-func (s *Sidecar) leavePolicy(t float64, e *entry, why string) {
+func (s *Sidecar) leavePolicy(t float64, e *entry, why reason.Reason) {
 	if e.task != nil {
 		s.pol.Finish(t, e.task)
 		delete(s.byTask, e.task)
@@ -307,7 +308,7 @@ func (s *Sidecar) vanish(t float64, e *entry) {
 	defer delete(s.ended, e.id)
 	switch e.ph {
 	case phQueued:
-		s.withdraw(t, e, "gone", false)
+		s.withdraw(t, e, reason.Of(reason.Withdrawn, "gone"), false)
 	case phDispatched, phRunning, phStopping:
 		if !s.ended[e.id] { // else its accounting record was seen
 			s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}

@@ -73,7 +73,7 @@ func (s *Sidecar) Run(ctx context.Context) error {
 						s.log.Debug().Int("rank", r.Rank).Str("job", r.JobID).Str("user", r.User).Str("name", r.Name).
 							Str("shape", r.Shape).Int("gpus", r.GPUs).Float64("predicted_s", math.Round(r.Predicted*1000)/1000).Str("stage", r.Stage).
 							Uint32("priority_now", r.PriorityNow).Uint32("priority_new", r.PriorityNew).
-							Str("nodes", strings.Join(r.Nodes, ",")).Str("note", r.Note).Msg("plan")
+							Str("nodes", strings.Join(r.Nodes, ",")).Str("reason", string(r.Reason)).Str("note", r.Note).Msg("plan")
 					}
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/asrpt/asrpt/placement"
+	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -116,45 +117,45 @@ func (v queueView) gpus(sj *slurmclient.Job) int {
 // their remainder and leader; an array at its throttle waits for a task to
 // end; a heterogeneous job needs every component pending, not held and
 // listed.
-func (v queueView) manageable(sj *slurmclient.Job) (bool, string) {
+func (v queueView) manageable(sj *slurmclient.Job) (bool, reason.Reason) {
 	switch sj.Shape() {
 	case slurmclient.ShapeArrayTask:
-		return false, "array task (the array is ranked through its pending remainder)"
+		return false, reason.Of(reason.ArrayTask, "array task (the array is ranked through its pending remainder)")
 	case slurmclient.ShapeHetComponent:
-		return false, "heterogeneous job component (the job is ranked through its leader)"
+		return false, reason.Of(reason.HetComponent, "heterogeneous job component (the job is ranked through its leader)")
 	case slurmclient.ShapeArrayRemainder:
 		if a := v.arrays[sj.Array.JobID]; a != nil && sj.Array.Throttle > 0 && a.running >= sj.Array.Throttle {
-			return false, fmt.Sprintf("array at its task limit (%d running)", a.running)
+			return false, reason.Of(reason.ArrayThrottled, fmt.Sprintf("array at its task limit (%d running)", a.running))
 		}
 	case slurmclient.ShapeHetLeader:
 		h := v.hets[sj.ID]
 		if h == nil || len(h.comps) != len(sj.Het.Components) {
-			return false, "heterogeneous job with components missing from the queue"
+			return false, reason.Of(reason.HetIncomplete, "heterogeneous job with components missing from the queue")
 		}
 		for _, c := range h.comps {
 			switch {
 			case !slices.Contains(sj.Het.Components, c.ID):
-				return false, "heterogeneous job with components missing from the queue"
+				return false, reason.Of(reason.HetIncomplete, "heterogeneous job with components missing from the queue")
 			case !c.Pending():
-				return false, "heterogeneous job with a component not pending"
+				return false, reason.Of(reason.HetIncomplete, "heterogeneous job with a component not pending")
 			case c.Held:
-				return false, "held"
+				return false, reason.Of(reason.Held, "held")
 			}
 		}
 	}
-	return true, ""
+	return true, reason.Reason{}
 }
 
 // nodeListBar says why a record of this shape never gets a node list or
 // GPU count, "" when it may.
-func nodeListBar(sj *slurmclient.Job) string {
+func nodeListBar(sj *slurmclient.Job) reason.Reason {
 	switch sj.Shape() {
 	case slurmclient.ShapeArrayRemainder, slurmclient.ShapeArrayTask:
-		return "array: a node list would pin every task"
+		return reason.Of(reason.NodeListShape, "array: a node list would pin every task")
 	case slurmclient.ShapeHetLeader, slurmclient.ShapeHetComponent:
-		return "heterogeneous job: a node list would apply to every component"
+		return reason.Of(reason.NodeListShape, "heterogeneous job: a node list would apply to every component")
 	}
-	return ""
+	return reason.Reason{}
 }
 
 // mayUse reports whether e's request can use cluster node i: the node is

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"fmt"
+	"github.com/asrpt/asrpt/reason"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func TestArrayRankedAsOneUnitWithoutNodeList(t *testing.T) {
 	pl := h.plan(t0.Add(time.Second))
 	r := planRow(t, pl, "10")
 	if r.Shape != "array_remainder" || r.GPUs != 1 || r.Predicted != 60 || r.Stage != "dispatched" || r.Nodes != nil ||
-		!strings.Contains(r.Note, "array") {
+		r.Reason != reason.NodeListShape || !strings.Contains(r.Note, "array") {
 		t.Errorf("array row %+v: want a dispatched array_remainder of 1 GPU, 60 s, no nodes, a note", r)
 	}
 	for _, w := range h.fake.Writes() {
@@ -128,7 +129,7 @@ func TestArrayAtThrottleParked(t *testing.T) {
 	}
 	rep := h.plan(t0)
 	r := planRow(t, rep, "10")
-	if r.Stage != "left_alone" || !strings.Contains(r.Note, "task limit") {
+	if r.Stage != "left_alone" || r.Reason != reason.ArrayThrottled || !strings.Contains(r.Note, "task limit") {
 		t.Errorf("array at its throttle: %+v, want left alone at its task limit", r)
 	}
 	h.cycle(t0)
@@ -153,7 +154,7 @@ func TestHetJobRankedAtLeader(t *testing.T) {
 	if r.Shape != "het_leader" || r.GPUs != 3 || r.Nodes != nil {
 		t.Errorf("het leader row %+v: want 3 GPUs, no node list", r)
 	}
-	if c := planRow(t, rep, "31"); c.Stage != "left_alone" || !strings.Contains(c.Note, "leader") {
+	if c := planRow(t, rep, "31"); c.Stage != "left_alone" || c.Reason != reason.HetComponent || !strings.Contains(c.Note, "leader") {
 		t.Errorf("component row %+v: want left alone, ranked through its leader", c)
 	}
 	h.cycle(t0)

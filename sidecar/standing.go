@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"cmp"
+	"github.com/asrpt/asrpt/reason"
 	"slices"
 
 	"github.com/asrpt/asrpt/slurmclient"
@@ -30,9 +31,9 @@ import (
 
 // standable reports whether a job that eligible refused for why keeps its
 // standing through asrpt's writes.
-func (s *Sidecar) standable(sj *slurmclient.Job, why string) bool {
-	switch why {
-	case "no GPUs", "larger than the cluster":
+func (s *Sidecar) standable(sj *slurmclient.Job, why reason.Reason) bool {
+	switch why.Code {
+	case reason.NoGPUs, reason.LargerThanCluster:
 	default:
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/asrpt/asrpt/reason"
 	"io"
 	"io/fs"
 	"math"
@@ -52,7 +53,10 @@ type savedJob struct {
 	// (comment, rule, default).
 	ProfileSource string `json:"profile_source,omitempty"`
 	Phase         string `json:"phase"`
-	Why           string `json:"why,omitempty"`
+	// Why is why an idle job is left alone, in words, and WhyCode its
+	// code (package reason; absent in files of earlier versions).
+	Why     string      `json:"why,omitempty"`
+	WhyCode reason.Code `json:"why_code,omitempty"`
 	// Remaining is the virtual work left, seconds (Task.VirtualRemaining);
 	// Released says whether the virtual machine had released the job;
 	// Order is its 0-based position in the policy's Pending order (queued
@@ -97,12 +101,14 @@ type savedJob struct {
 	// not be preempted. Preemptions counts the times asrpt stopped it;
 	// SignalledAt is the cycle time of the last stop, Unix seconds, saved
 	// before its signal goes out; SignalSent says the signal went out.
-	Stop        string  `json:"stop,omitempty"`
-	StopFrom    string  `json:"stop_from,omitempty"`
-	StopWhy     string  `json:"stop_why,omitempty"`
-	Preemptions int     `json:"preemptions,omitempty"`
-	SignalledAt float64 `json:"signalled_at,omitempty"`
-	SignalSent  bool    `json:"signal_sent,omitempty"`
+	Stop     string `json:"stop,omitempty"`
+	StopFrom string `json:"stop_from,omitempty"`
+	StopWhy  string `json:"stop_why,omitempty"`
+	// StopWhyCode is StopWhy's code (package reason).
+	StopWhyCode reason.Code `json:"stop_why_code,omitempty"`
+	Preemptions int         `json:"preemptions,omitempty"`
+	SignalledAt float64     `json:"signalled_at,omitempty"`
+	SignalSent  bool        `json:"signal_sent,omitempty"`
 }
 
 type savedSlot struct {
@@ -209,11 +215,11 @@ func (s *Sidecar) stateToSave() *savedState {
 	}
 	for _, e := range s.entries {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
-			Why: e.why, Released: e.released, Parked: e.parked, Remaining: e.remaining,
+			Why: e.why.Detail, WhyCode: e.why.Code, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
 			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, MayFactor: e.mayFactor, MayPriority: e.mayPrio, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor,
 			Standing: e.standing, BasePriority: e.base,
-			StopFrom: e.stopFrom, StopWhy: e.stopWhy, Preemptions: e.preemptions, SignalledAt: e.signalledAt, SignalSent: e.signalSent}
+			StopFrom: e.stopFrom, StopWhy: e.stopWhy.Detail, StopWhyCode: e.stopWhy.Code, Preemptions: e.preemptions, SignalledAt: e.signalledAt, SignalSent: e.signalSent}
 		if e.stopFrom != "" {
 			sj.Stop = e.stop.String()
 		}
@@ -262,12 +268,12 @@ func (s *Sidecar) restore(st *savedState) error {
 			return fmt.Errorf("%w: job %d (%q): bad record", ErrCorruptState, i, sj.Job.ID)
 		}
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
-			ph: ph, why: sj.Why, released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
+			ph: ph, why: savedReason(sj.WhyCode, sj.Why, reason.Withdrawn), released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes,
 			mayFactor: sj.MayFactor, mayPrio: sj.MayPriority, hetFactor: sj.HetSiteFactor,
 			standing: sj.Standing && ph == phIdle, base: sj.BasePriority,
-			stopFrom: sj.StopFrom, stopWhy: sj.StopWhy, preemptions: sj.Preemptions, signalledAt: sj.SignalledAt, signalSent: sj.SignalSent}
+			stopFrom: sj.StopFrom, stopWhy: savedReason(sj.StopWhyCode, sj.StopWhy, reason.PreemptFailed), preemptions: sj.Preemptions, signalledAt: sj.SignalledAt, signalSent: sj.SignalSent}
 		if e.stopFrom != "" {
 			st, err := jobword.ParseStop(sj.Stop)
 			if err != nil {
@@ -313,4 +319,15 @@ func (s *Sidecar) restore(st *savedState) error {
 	}
 	s.dirty = false
 	return nil
+}
+
+// savedReason is the reason a state file saved as code and detail. A file
+// of an earlier version saved the detail alone: its code is then old, the
+// code most such reasons had (reason.Withdrawn for an idle job's,
+// reason.PreemptFailed for a stop's).
+func savedReason(code reason.Code, detail string, old reason.Code) reason.Reason {
+	if code == "" && detail != "" {
+		code = old
+	}
+	return reason.Of(code, detail)
 }

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"cmp"
 	"encoding/json"
+	"github.com/asrpt/asrpt/reason"
 	"net/http"
 	"slices"
 	"strings"
@@ -57,8 +58,11 @@ type CycleStatus struct {
 
 // LeftAloneJob is a tracked job asrpt does not order.
 type LeftAloneJob struct {
-	JobID  string `json:"job_id"`
-	Reason string `json:"reason"`
+	JobID string `json:"job_id"`
+	// Code is why, as a stable code (package reason); Reason says it in
+	// words.
+	Code   reason.Code `json:"code"`
+	Reason string      `json:"reason"`
 }
 
 // IncidentStatus is an open incident.
@@ -138,10 +142,10 @@ func (s *Sidecar) publishStatus(rep CycleReport, err error) {
 			st.Stages["left_alone"]++
 			why := e.why
 			if e.handsOff {
-				why, handsOff = "priority set by an admin", handsOff+1
+				why, handsOff = reason.Of(reason.AdminPriority, "priority set by an admin"), handsOff+1
 			}
-			if why != "" {
-				st.LeftAlone = append(st.LeftAlone, LeftAloneJob{JobID: e.id, Reason: why})
+			if !why.None() {
+				st.LeftAlone = append(st.LeftAlone, LeftAloneJob{JobID: e.id, Code: why.Code, Reason: why.Detail})
 			}
 		}
 	}

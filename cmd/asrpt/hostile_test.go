@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"github.com/asrpt/asrpt/reason"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func hostilePlan() []sidecar.PlanRow {
 	for i, n := range hostile.Names() {
 		rows = append(rows, sidecar.PlanRow{JobID: "10" + string(rune('0'+i)), User: "u-" + n, Name: n, Shape: "plain", GPUs: 1,
 			Predicted: 60, Known: true, Stage: "released", Rank: i + 1, Profile: "m" + n, ProfileSource: "comment",
-			ProfileProblem: "bad asrpt: word " + n, Note: "reason " + n, Nodes: []string{"gpu" + n}})
+			ProfileProblem: "bad asrpt: word " + n, Reason: reason.NoRoom, Note: "reason " + n, Nodes: []string{"gpu" + n}})
 	}
 	return rows
 }
@@ -47,7 +48,7 @@ func TestHostileTextGolden(t *testing.T) {
 		st := sampleStatus(now)
 		st.LeftAlone, st.Incidents = nil, nil
 		for i, n := range hostile.Names() {
-			st.LeftAlone = append(st.LeftAlone, sidecar.LeftAloneJob{JobID: "7" + n, Reason: "held: " + n})
+			st.LeftAlone = append(st.LeftAlone, sidecar.LeftAloneJob{JobID: "7" + n, Code: reason.Held, Reason: "held: " + n})
 			st.Incidents = append(st.Incidents, sidecar.IncidentStatus{Key: "write/" + n, Since: now, Occurrences: i + 1, LastError: "slurm said " + n})
 		}
 		st.Token.User = hostile.Names()[0]

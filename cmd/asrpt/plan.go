@@ -87,7 +87,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // Slurm's reasons are written by others.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tNOTE")
+	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tREASON\tNOTE")
 	e := safetext.Escape
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
@@ -162,8 +162,12 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if r.Alpha > 0 && r.AlphaMin > 0 {
 			alpha = fmt.Sprintf("%.3gs(x%.2f)", r.Alpha, r.Alpha/r.AlphaMin)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e(r.JobID), e(r.User), e(r.Name), e(r.Shape), r.GPUs,
-			e(prof), pred, e(virt), rank, prio, site, e(nodes), alpha, e(note))
+		why := string(r.Reason)
+		if why == "" {
+			why = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e(r.JobID), e(r.User), e(r.Name), e(r.Shape), r.GPUs,
+			e(prof), pred, e(virt), rank, prio, site, e(nodes), alpha, why, e(note))
 	}
 	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"github.com/asrpt/asrpt/reason"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,14 +22,14 @@ func TestWritePlanGolden(t *testing.T) {
 			PriorityNow: 1000, PriorityNew: 1610612735, Nodes: []string{"gpu01", "gpu02"},
 			Profile: "bert-large", ProfileSource: "comment", Heavy: true, AlphaMin: 0.137, Alpha: 0.152},
 		{JobID: "30", User: "dee", Name: "sweep", Shape: "array_remainder", GPUs: 1, Predicted: 610, Known: true, Stage: "dispatched",
-			Rank: 2, PriorityNow: 1000, PriorityNew: 1610547199, Note: "array: a node list would pin every task"},
-		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "released", Rank: 3,
+			Rank: 2, PriorityNow: 1000, PriorityNew: 1610547199, Reason: reason.NodeListShape, Note: "array: a node list would pin every task"},
+		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "released", Reason: reason.NoRoom, Rank: 3,
 			PriorityNow: 1610547199, PriorityNew: 1610547199, Profile: "data-parallel", ProfileSource: "default",
 			ProfileProblem: "bad asrpt: word in the job comment: \"asrpt:gpt\": want asrpt:model=NAME"},
-		{JobID: "21", User: "cy", Name: "new-thing", Shape: "het_leader", GPUs: 2, Predicted: 200000, Stage: "waiting", VirtualRemaining: 612.4,
+		{JobID: "21", User: "cy", Name: "new-thing", Shape: "het_leader", GPUs: 2, Predicted: 200000, Stage: "waiting", Reason: reason.VirtualQueue, VirtualRemaining: 612.4,
 			Rank: 4, PriorityNow: 1000, PriorityNew: 545259520, Profile: "vgg16", ProfileSource: "rule"},
 		{JobID: "22", User: "cy", Name: "new-thing", Shape: "het_component", GPUs: 1, Stage: "left_alone", PriorityNow: 545259520,
-			PriorityNew: 545259520, Note: "heterogeneous job component (the job is ranked through its leader)"},
+			PriorityNew: 545259520, Reason: reason.HetComponent, Note: "heterogeneous job component (the job is ranked through its leader)"},
 	}
 	var buf bytes.Buffer
 	if err := writePlan(&buf, rows); err != nil {
@@ -42,9 +43,9 @@ func TestWritePlanGolden(t *testing.T) {
 	rows = []sidecar.PlanRow{
 		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Stage: "dispatched", Rank: 1,
 			PriorityNow: 11200, PriorityNew: 11200, SiteFactorNow: u(9500), SiteFactorNew: u(10000), Nodes: []string{"gpu01", "gpu02"}},
-		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "waiting", Rank: 2,
+		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "waiting", Reason: reason.VirtualQueue, Rank: 2,
 			VirtualRemaining: 30, PriorityNow: 6100, PriorityNew: 6100, SiteFactorNow: u(5000), SiteFactorNew: u(5000)},
-		{JobID: "19", User: "cy", Name: "sweep", Shape: "plain", GPUs: 1, Predicted: 610, Known: true, Stage: "waiting", Rank: 3,
+		{JobID: "19", User: "cy", Name: "sweep", Shape: "plain", GPUs: 1, Predicted: 610, Known: true, Stage: "waiting", Reason: reason.VirtualQueue, Rank: 3,
 			VirtualRemaining: 610, PriorityNow: 1100, PriorityNew: 1100, SiteFactorNow: u(0), SiteFactorNew: u(0)},
 	}
 	buf.Reset()
@@ -61,12 +62,12 @@ func TestWritePlanGolden(t *testing.T) {
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &yes, Stop: "USR1@120", StopFrom: "comment", Preemptions: 1},
 		{JobID: "41", User: "bo", Name: "train-vit", Shape: "plain", GPUs: 4, Predicted: 7200, Known: true, Stage: "stopping",
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &no, Stop: "F:USR2@60", StopFrom: "preemption.rule[2]", Preemptions: 2,
-			Note: "stop signal USR2 sent at 2026-12-04T10:00:00Z; waiting for its requeue"},
-		{JobID: "43", User: "dee", Name: "train-x", Shape: "plain", GPUs: 2, Predicted: 600, Known: true, Stage: "waiting", Rank: 1,
+			Reason: reason.Stopping, Note: "stop signal USR2 sent at 2026-12-04T10:00:00Z; waiting for its requeue"},
+		{JobID: "43", User: "dee", Name: "train-x", Shape: "plain", GPUs: 2, Predicted: 600, Known: true, Stage: "waiting", Reason: reason.VirtualQueue, Rank: 1,
 			VirtualRemaining: 75, PriorityNow: 5000, PriorityNew: 5000,
 			PreemptProblem: "bad asrpt: word in the job comment: \"asrpt:preempt=KILL@10\": the signal must be one of USR1, USR2, TERM, INT, HUP"},
 		{JobID: "42", User: "cy", Name: "eval", Shape: "plain", GPUs: 1, Stage: "running", PriorityNow: 5000, PriorityNew: 5000,
-			Preemptible: &no, Note: "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"},
+			Preemptible: &no, Reason: reason.NotInPolicy, Note: "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"},
 	}
 	buf.Reset()
 	if err := writePlan(&buf, rows); err != nil {

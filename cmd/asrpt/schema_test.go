@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/asrpt/asrpt/reason"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,7 +100,7 @@ func TestJSONSchemas(t *testing.T) {
 		"plan": func() []byte {
 			b, _ := json.Marshal([]sidecar.PlanRow{{JobID: "1", User: "u", Name: "n", Shape: "plain", GPUs: 8, Predicted: 60, Known: true,
 				Stage: "dispatched", Rank: 1, PriorityNow: 1, PriorityNew: 2, SiteFactorNow: new(uint32), SiteFactorNew: new(uint32),
-				Nodes: []string{"a"}, Note: "x", Family: "n",
+				Nodes: []string{"a"}, Reason: reason.NoPlacement, Note: "x", Family: "n",
 				Profile: "gpt2-1.5b", ProfileSource: "comment", ProfileProblem: "p", AlphaMin: 1, Alpha: 1, Heavy: true}})
 			return b
 		},

@@ -143,7 +143,7 @@ func writeStatus(w io.Writer, st *sidecar.Status, now time.Time) error {
 	if len(st.LeftAlone) > 0 {
 		ew.printf("left alone:\n")
 		for _, j := range st.LeftAlone {
-			ew.printf("  %-12s %s\n", e(j.JobID), e(j.Reason))
+			ew.printf("  %-12s %-16s %s\n", e(j.JobID), e(string(j.Code)), e(j.Reason))
 		}
 	}
 	if len(st.Incidents) == 0 {

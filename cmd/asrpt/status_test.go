@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"github.com/asrpt/asrpt/reason"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,7 +26,7 @@ func sampleStatus(now time.Time) *sidecar.Status {
 		LastSuccess:  now.Add(-10 * time.Second),
 		SlurmrestdUp: true,
 		Stages:       map[string]int{"queued": 9, "dispatched": 2, "running": 25, "left_alone": 2},
-		LeftAlone:    []sidecar.LeftAloneJob{{JobID: "4242", Reason: "priority set by an admin"}, {JobID: "4250", Reason: "held"}},
+		LeftAlone:    []sidecar.LeftAloneJob{{JobID: "4242", Code: reason.AdminPriority, Reason: "priority set by an admin"}, {JobID: "4250", Code: reason.Held, Reason: "held"}},
 		Incidents:    []sidecar.IncidentStatus{{Key: "accounting", Since: now.Add(-5 * time.Minute), Occurrences: 10, LastError: "slurmdbd: timeout"}},
 		Token:        &sidecar.TokenStatus{File: "/etc/asrpt/slurm.jwt", User: "asrpt", Expires: now.Add(20 * time.Hour)},
 	}
@@ -94,7 +95,7 @@ func TestStatusCommand(t *testing.T) {
 	}), false)
 	conf := daemonConf(t, dir, addr)
 	var out, errb bytes.Buffer
-	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "4242         priority set by an admin") {
+	if rc := run([]string{"status", "--config", conf}, &out, &errb); rc != 0 || !strings.Contains(out.String(), "4242         admin_priority   priority set by an admin") {
 		t.Fatalf("status: rc %d\n%s%s", rc, out.String(), errb.String())
 	}
 	out.Reset()
