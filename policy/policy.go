@@ -84,6 +84,11 @@ var Names = []string{"fifo", "backfill", "easypp", "spjf", "spwf", "wcs-subtime"
 // opt-in rule (sim.Config.Preemptible).
 var Extra = []string{"asrpt-preempt"}
 
+// Virtual reports whether the policy base (no -oracle suffix) orders jobs
+// on A-SRPT's virtual machine, releasing each when its virtual work is
+// done (Task.Released).
+func Virtual(base string) bool { return strings.HasPrefix(base, "asrpt") }
+
 // Preemptive reports whether the policy base (no -oracle suffix) stops
 // running jobs: such a policy is no non-preemptive baseline.
 func Preemptive(base string) bool { return base == "las" || base == "asrpt-preempt" }

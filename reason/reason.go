@@ -37,6 +37,14 @@ const (
 	// Standing: a job asrpt does not rank, kept at its place in Slurm's
 	// own order.
 	Standing Code = "standing"
+	// Behind: other jobs are ahead of it in the policy's waiting order
+	// (the replay's --why).
+	Behind Code = "behind"
+	// Blocked: at the head of the waiting order, enough GPUs are free in all, yet the policy does not start
+	// it now: they are kept for jobs ahead (reservations, a blocking
+	// head), or the job waits for a consolidated placement (τ) (the
+	// replay's --why).
+	Blocked Code = "blocked"
 )
 
 // Why a dispatched job gets no node list.

@@ -49,6 +49,9 @@ type Config struct {
 	NewPredictor func(seed int64) (predictor.Predictor, error)
 	// Frozen keeps every prediction made at submit (sim.Config.Frozen).
 	Frozen bool
+	// Why, when not empty, is the id of a job each replay tells the story
+	// of (sim.Config.Why; the summary's Why).
+	Why string
 	// Parallel is how many replays run at once (≤ 0: GOMAXPROCS).
 	Parallel int
 	// Keep keeps each replay's sim.Result in its Outcome (for plots);
@@ -161,7 +164,7 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	}
 	start := time.Now()
 	r, err := sp.Workload.Run(ctx, sim.Config{Policy: sp.Policy, Predictor: pred, Frozen: cfg.Frozen,
-		Preemptible: sp.Preemptible, Progress: sp.Progress})
+		Preemptible: sp.Preemptible, Progress: sp.Progress, Why: cfg.Why})
 	if err != nil {
 		return fail(err)
 	}

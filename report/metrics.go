@@ -55,12 +55,17 @@ type Summary struct {
 	// short (Fairness); nil unless the caller computed it. It has no CSV
 	// column.
 	FairnessReport *FairnessReport `json:"fairness,omitempty" csv:"-"`
+	// Why is the story of the job traced with asrpt replay --why
+	// (sim.Result.Why): when it waited and why, when it started; WhyDropped
+	// counts the steps past sim.MaxWhySteps. No CSV column.
+	Why        []sim.WhyStep `json:"why,omitempty" csv:"-"`
+	WhyDropped int           `json:"why_dropped,omitempty" csv:"-"`
 }
 
 // Summarize computes the figures of one replay against lower bound lb
 // (total JCT, seconds).
 func Summarize(r *sim.Result, lb float64) Summary {
-	s := Summary{Policy: r.Policy, Predictor: r.Predictor, Jobs: len(r.Jobs), Events: r.Events}
+	s := Summary{Policy: r.Policy, Predictor: r.Predictor, Jobs: len(r.Jobs), Events: r.Events, Why: r.Why, WhyDropped: r.WhyDropped}
 	n := len(r.Jobs)
 	if n == 0 {
 		return s

@@ -33,8 +33,11 @@ type Report struct {
 	LowerBoundBinding  string  `json:"lower_bound_binding"`
 	// SharesFile is the file the accounts' target shares were read from
 	// (ReadShares); empty for equal shares.
-	SharesFile string    `json:"shares_file,omitempty"`
-	Policies   []Summary `json:"policies"`
+	SharesFile string `json:"shares_file,omitempty"`
+	// WhyJob is the job traced with asrpt replay --why (each policy's
+	// Summary.Why tells its story); empty when none.
+	WhyJob   string    `json:"why_job,omitempty"`
+	Policies []Summary `json:"policies"`
 	// TableAccounts and TableUsers are how many accounts and users, those
 	// with the most GPU-hours, WriteTable lists for each policy with a
 	// FairnessReport (none when 0); the JSON has them all.
@@ -70,7 +73,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writePreemption(w); err != nil {
 		return err
 	}
-	return r.writeFairness(w)
+	if err := r.writeFairness(w); err != nil {
+		return err
+	}
+	return r.writeWhy(w)
 }
 
 // num formats a figure compactly: integers up to 1e7, then scientific.

@@ -46,6 +46,10 @@ type Config struct {
 	// RecordNodes fills Result.Nodes (one small slice per job: off for
 	// the large replays).
 	RecordNodes bool
+	// Why, when not empty, is the id of a job whose story Result.Why
+	// tells: when it waited and why, when it started (asrpt replay --why).
+	// A job not in the replay is an error.
+	Why string
 }
 
 // JobResult is what happened to one job: 64 bytes without pointers, so
@@ -106,6 +110,10 @@ type Result struct {
 	Events int
 	// GPUs is the cluster's GPU count.
 	GPUs int
+	// Why is the traced job's story (Config.Why), at most MaxWhySteps
+	// steps; WhyDropped counts the steps past them.
+	Why        []WhyStep
+	WhyDropped int
 	// jobs are the replayed jobs, in the order of Jobs.
 	jobs *job.Table
 }
@@ -328,6 +336,10 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 	if _, isOracle := pred.(predictor.Oracle); upd != nil && !cfg.Frozen && !isOracle {
 		groups = regroup{}
 	}
+	tr, err := newTracer(cfg.Why, jobs, cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{Policy: cfg.Policy, Predictor: pred.Name(), Jobs: make([]JobResult, n),
 		Excluded: excluded, GPUs: env.G, jobs: jobs}
 	if cfg.RecordNodes {
@@ -413,6 +425,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 				r.Lost += math.Min(env.Params.RestartCost, c.at-t.Start)
 			}
 			pol.Finish(now, t)
+			tr.event(now, t, WhyFinished, free)
 			pred.Observe(t.Job, c.at)
 			if groups != nil {
 				groups.repredict(now, st.group, t, pred, upd, finished)
@@ -440,6 +453,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			res.Jobs[next] = JobResult{GPUs: int32(j.GPUs), Submit: j.Submit,
 				Start: math.NaN(), Reference: t.Reference, Predicted: est.Seconds}
 			pol.Arrive(now, t)
+			tr.event(now, t, WhySubmitted, free)
 			if groups != nil {
 				st.group = predictor.GroupKey(j)
 				groups[st.group] = append(groups[st.group], t)
@@ -468,12 +482,15 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			r.Preemptions++
 			st.version++
 			pending++
+			tr.event(now, t, WhyPreempted, free)
 		}
+		traced := tr.seq >= 0 && tr.seq < next && states[tr.seq] != nil && states[tr.seq].task.Pending()
 		for _, d := range started {
 			if err := poll(); err != nil {
 				return nil, err
 			}
 			t := d.Task
+			tr.started(t, traced)
 			st := states[t.Seq]
 			if r := &res.Jobs[t.Seq]; math.IsNaN(r.Start) {
 				r.Start = now
@@ -490,6 +507,10 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			}
 			seq++
 			comps.push(completion{at: now + left, seq: seq, version: st.version, st: st})
+			tr.event(now, t, WhyStarted, free)
+		}
+		if tr.seq >= 0 && tr.seq < next && states[tr.seq] != nil {
+			tr.waiting(now, states[tr.seq].task, pol, free)
 		}
 		if cfg.Check {
 			if err := check(free, env.G, states[:next]); err != nil {
@@ -499,6 +520,7 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 		queue.event(now, pending, env.G-free.Total())
 	}
 	res.Queue = queue.samples(now, pending, env.G-free.Total())
+	res.Why, res.WhyDropped = tr.steps, tr.dropped
 	if cfg.Progress != nil {
 		cfg.Progress(n, n)
 	}

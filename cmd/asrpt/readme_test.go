@@ -17,11 +17,7 @@ func TestREADMEDefaultRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays the built-in workload through every policy (a few seconds)")
 	}
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+	readme := readREADME(t)
 	start := strings.Index(readme, "`go run ./cmd/asrpt replay` (32 nodes")
 	if start < 0 {
 		t.Fatal("README: no default-run section")
@@ -84,4 +80,41 @@ func dropLastColumn(s string) string {
 		lines = append(lines, strings.Join(f, " "))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestREADMEWhy: the README's --why example is what asrpt replay prints
+// today.
+func TestREADMEWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the built-in workload through two policies")
+	}
+	readme := readREADME(t)
+	const cmd = "`go run ./cmd/asrpt replay --policies fifo,asrpt --why 4939`"
+	_, rest, ok := strings.Cut(readme, cmd)
+	if !ok {
+		t.Fatal("README: no --why example")
+	}
+	_, rest, _ = strings.Cut(rest, "```\n")
+	block, _, _ := strings.Cut(rest, "```")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"replay", "--progress", "never", "--policies", "fifo,asrpt", "--why", "4939"}, &out, &errb); rc != 0 {
+		t.Fatalf("replay: rc %d: %s", rc, errb.String())
+	}
+	_, now, ok := strings.Cut(out.String(), "\nwhy job ")
+	if !ok {
+		t.Fatalf("replay --why prints no story:\n%s", out.String())
+	}
+	if want, got := strings.TrimSpace(block), strings.TrimSpace("why job "+now); want != got {
+		t.Errorf("README's --why example differs from what asrpt replay prints:\nREADME:\n%s\nnow:\n%s", want, got)
+	}
+}
+
+// readREADME returns the project's README.
+func readREADME(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

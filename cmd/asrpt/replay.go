@@ -69,6 +69,7 @@ type replayFlags struct {
 	progress          string
 	frozen            bool
 	preemptible       preemptrule.Rule
+	why               string
 	// Fairness: the accounts' shares file (sacctmgr show assoc -P), and
 	// how many accounts, users and longest waits to show per policy.
 	sharesPath                 string
@@ -100,6 +101,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&f.top, "longest", 5, "longest-waiting jobs listed per policy, in the table and the JSON")
 	readParams := policyFlags(fs, &f.params)
 	preemptFlag(fs, &f.preemptible)
+	fs.StringVar(&f.why, "why", "", "tell the story of job `ID` under each policy: when it waited and why (virtual_queue, no_room, blocked), its place in the waiting order, when it started")
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
 	fs.Var(secondsFlag{p: &f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
@@ -213,6 +215,7 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 	rep := report.New(w.Jobs.Len(), w.Excluded, env.G, lb)
 	rep.Workload = f.describe(c)
 	rep.SharesFile, rep.TableAccounts, rep.TableUsers = f.sharesPath, f.topAccounts, f.topUsers
+	rep.WhyJob = f.why
 	if shares != nil && !hasShare(w.Jobs, shares) {
 		fmt.Fprintf(stderr, "asrpt replay: --shares %s: no account of the workload has a share there; every target share is 0\n", f.sharesPath)
 	}
@@ -230,7 +233,7 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 	}
 	outcomes, err := replay.Run(ctx, specs, replay.Config{
 		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(f.predictor, seed, f.retrainEvery) },
-		Frozen:       f.frozen, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top})
+		Frozen:       f.frozen, Why: f.why, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top})
 	bar.done()
 	if err != nil {
 		return err

@@ -272,3 +272,48 @@ func TestReplayFairness(t *testing.T) {
 		t.Errorf("foreign shares: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestReplayWhy: --why tells one job's story under each policy, in the
+// table and in the JSON; a job that is not in the replay is refused.
+func TestReplayWhy(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"replay", "--jobs", "300", "--nodes", "2", "--gpus-per-node", "8", "--load", "1.3",
+		"--policies", "fifo,asrpt", "--predictor", "mean", "--progress", "never", "--why", "150"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"why job 150 waited", "fifo:", "asrpt:", "submitted", "started", "finished"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	stdout.Reset()
+	if code := run(append(args, "--json"), &stdout, &stderr); code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, stderr.String())
+	}
+	var rep struct {
+		WhyJob   string `json:"why_job"`
+		Policies []struct {
+			Why []struct {
+				Event string `json:"event"`
+			} `json:"why"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.WhyJob != "150" || len(rep.Policies) != 2 {
+		t.Fatalf("why_job %q, %d policies", rep.WhyJob, len(rep.Policies))
+	}
+	for i, p := range rep.Policies {
+		if n := len(p.Why); n < 3 || p.Why[0].Event != "submitted" || p.Why[n-1].Event != "finished" {
+			t.Errorf("policy %d: story %+v, want submitted … finished", i, p.Why)
+		}
+	}
+	stderr.Reset()
+	if code := run([]string{"replay", "--jobs", "50", "--policies", "fifo", "--progress", "never", "--why", "no-such-job"}, &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "no-such-job") {
+		t.Errorf("unknown job: exit %d, %s", code, stderr.String())
+	}
+}
