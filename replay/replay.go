@@ -63,6 +63,12 @@ type Config struct {
 	// (report.Fairness).
 	Shares  map[string]float64
 	Longest int
+	// Against, when not nil, is the baseline's replay of the same
+	// workload and AgainstFairness its fairness report: each summary then
+	// compares its replay with it job by job (report.ComparePaired; the
+	// summary's Paired).
+	Against         *sim.Result
+	AgainstFairness *report.FairnessReport
 	// Done, when not nil, is called as each replay ends, in the order they
 	// end, with the index of its Spec and its outcome; calls do not
 	// overlap. It may change the outcome's summary.
@@ -180,6 +186,11 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	}
 	fair := report.Fairness(r, cfg.Shares, cfg.Longest)
 	s.FairnessReport = &fair
+	if cfg.Against != nil && cfg.Against != r {
+		if s.Paired, err = report.ComparePaired(r, cfg.Against, &fair, cfg.AgainstFairness, cfg.Longest); err != nil {
+			return fail(err)
+		}
+	}
 	o := Outcome{Summary: s}
 	if cfg.Keep {
 		o.Result = r

@@ -58,8 +58,12 @@ type Summary struct {
 	// Why is the story of the job traced with asrpt replay --why
 	// (sim.Result.Why): when it waited and why, when it started; WhyDropped
 	// counts the steps past sim.MaxWhySteps. No CSV column.
-	Why        []sim.WhyStep `json:"why,omitempty" csv:"-"`
-	WhyDropped int           `json:"why_dropped,omitempty" csv:"-"`
+	Why []sim.WhyStep `json:"why,omitempty" csv:"-"`
+	// Paired compares the replay job by job with the baseline policy's
+	// (asrpt replay --against); nil for the baseline itself or without
+	// one. No CSV column.
+	Paired     *Paired `json:"paired,omitempty" csv:"-"`
+	WhyDropped int     `json:"why_dropped,omitempty" csv:"-"`
 }
 
 // Summarize computes the figures of one replay against lower bound lb

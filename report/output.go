@@ -34,6 +34,9 @@ type Report struct {
 	// SharesFile is the file the accounts' target shares were read from
 	// (ReadShares); empty for equal shares.
 	SharesFile string `json:"shares_file,omitempty"`
+	// Against is the baseline of the paired comparison (each policy's
+	// Summary.Paired); empty when none.
+	Against string `json:"against,omitempty"`
 	// WhyJob is the job traced with asrpt replay --why (each policy's
 	// Summary.Why tells its story); empty when none.
 	WhyJob   string    `json:"why_job,omitempty"`
@@ -74,6 +77,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	if err := r.writeFairness(w); err != nil {
+		return err
+	}
+	if err := r.writePaired(w); err != nil {
 		return err
 	}
 	return r.writeWhy(w)

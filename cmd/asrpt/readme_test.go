@@ -118,3 +118,30 @@ func readREADME(t *testing.T) string {
 	}
 	return string(b)
 }
+
+// TestREADMEPaired: the README's paired-comparison tables are what the
+// default asrpt replay prints today.
+func TestREADMEPaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the built-in workload through every policy (a few seconds)")
+	}
+	readme := readREADME(t)
+	_, rest, ok := strings.Cut(readme, "### Who would wait longer: the paired comparison")
+	if !ok {
+		t.Fatal("README: no paired-comparison section")
+	}
+	_, rest, _ = strings.Cut(rest, "```\n")
+	block, _, _ := strings.Cut(rest, "```")
+	var out, errb bytes.Buffer
+	if rc := run([]string{"replay", "--progress", "never"}, &out, &errb); rc != 0 {
+		t.Fatalf("replay: rc %d: %s", rc, errb.String())
+	}
+	_, now, ok := strings.Cut(out.String(), "\npaired with ")
+	now, _, _ = strings.Cut(now, "\nfifo against ")
+	if !ok {
+		t.Fatalf("replay prints no paired comparison:\n%s", out.String())
+	}
+	if want, got := strings.TrimSpace(block), strings.TrimSpace("paired with "+now); want != got {
+		t.Errorf("README's paired comparison differs from what asrpt replay prints:\nREADME:\n%s\nnow:\n%s", want, got)
+	}
+}

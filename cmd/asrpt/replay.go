@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,10 @@ import (
 func init() {
 	register("replay", "replay a trace (or the built-in workload) through the policies against the lower bound", runReplay)
 }
+
+// defaultAgainst is the baseline of the paired comparison when it is
+// replayed and --against does not name another: what a site runs today.
+const defaultAgainst = "multifactor"
 
 // defaultPolicies is the policy list of a replay without --policies.
 var defaultPolicies = append(append([]string(nil), policy.Names...), "asrpt"+policy.OracleSuffix)
@@ -70,6 +75,7 @@ type replayFlags struct {
 	frozen            bool
 	preemptible       preemptrule.Rule
 	why               string
+	against           string
 	// Fairness: the accounts' shares file (sacctmgr show assoc -P), and
 	// how many accounts, users and longest waits to show per policy.
 	sharesPath                 string
@@ -101,6 +107,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&f.top, "longest", 5, "longest-waiting jobs listed per policy, in the table and the JSON")
 	readParams := policyFlags(fs, &f.params)
 	preemptFlag(fs, &f.preemptible)
+	fs.StringVar(&f.against, "against", "", "compare every policy job by job with `POLICY` (who would wait longer, by how much, whose jobs; replayed too when not in --policies); none: no comparison (default: multifactor, when it is among --policies)")
 	fs.StringVar(&f.why, "why", "", "tell the story of job `ID` under each policy: when it waited and why (virtual_queue, no_room, blocked), its place in the waiting order, when it started")
 	fs.BoolVar(&f.frozen, "frozen", false, "keep every prediction made at submit (no re-prediction of waiting jobs)")
 	f.retrainEvery = predictor.DefaultConfig().RetrainEvery
@@ -179,6 +186,18 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 	if len(names) == 0 {
 		return fmt.Errorf("%w: --policies is empty", errUsage)
 	}
+	// The baseline of the paired comparison, replayed first.
+	base := -1
+	switch f.against {
+	case "none":
+	case "":
+		base = slices.Index(names, defaultAgainst)
+	default:
+		if base = slices.Index(names, f.against); base < 0 {
+			names = append(names, f.against)
+			base = len(names) - 1
+		}
+	}
 	env := policy.NewEnv(c, f.params)
 	if env.Site, err = f.site.site(f.slurmConf); err != nil {
 		return err
@@ -231,12 +250,17 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 		specs[i] = replay.Spec{Workload: w, LowerBound: lb.Total, Policy: name, Seed: f.seed,
 			Preemptible: optIn, Progress: bar.update(i, name)}
 	}
-	outcomes, err := replay.Run(ctx, specs, replay.Config{
+	cfg := replay.Config{
 		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(f.predictor, seed, f.retrainEvery) },
-		Frozen:       f.frozen, Why: f.why, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top})
+		Frozen:       f.frozen, Why: f.why, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top}
+	outcomes, err := replayAgainst(ctx, specs, base, cfg)
 	bar.done()
 	if err != nil {
 		return err
+	}
+	rep.Against = names[max(base, 0)]
+	if base < 0 {
+		rep.Against = ""
 	}
 	summaries := make([]report.Summary, len(outcomes))
 	results := make([]*sim.Result, len(outcomes))
@@ -285,6 +309,31 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 		}
 	}
 	return out.Commit()
+}
+
+// replayAgainst runs specs; with base ≥ 0, specs[base] first, kept, and
+// every other replay compared with it job by job (replay.Config.Against).
+// Outcomes are in the order of specs; a result is kept only with cfg.Keep.
+func replayAgainst(ctx context.Context, specs []replay.Spec, base int, cfg replay.Config) ([]replay.Outcome, error) {
+	if base < 0 {
+		return replay.Run(ctx, specs, cfg)
+	}
+	first := cfg
+	first.Keep = true
+	b, err := replay.Run(ctx, specs[base:base+1], first)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Against, cfg.AgainstFairness = b[0].Result, b[0].Summary.FairnessReport
+	rest := slices.Delete(slices.Clone(specs), base, base+1)
+	out, err := replay.Run(ctx, rest, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Keep {
+		b[0].Result = nil
+	}
+	return slices.Insert(out, base, b[0]), nil
 }
 
 // hasShare reports whether an account of jobs has a share above 0.

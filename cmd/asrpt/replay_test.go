@@ -317,3 +317,60 @@ func TestReplayWhy(t *testing.T) {
 		t.Errorf("unknown job: exit %d, %s", code, stderr.String())
 	}
 }
+
+// TestReplayAgainst: every policy is compared job by job with the baseline
+// (multifactor when it is replayed; another named by --against is replayed
+// even when not listed); the baseline itself carries no comparison; none
+// turns it off; a policy that does not exist is a usage error.
+func TestReplayAgainst(t *testing.T) {
+	type pol struct {
+		Policy string          `json:"policy"`
+		Paired json.RawMessage `json:"paired"`
+	}
+	var rep struct {
+		Against  string `json:"against"`
+		Policies []pol  `json:"policies"`
+	}
+	args := []string{"replay", "--jobs", "300", "--nodes", "2", "--gpus-per-node", "8", "--load", "1.3",
+		"--predictor", "mean", "--progress", "never", "--json"}
+	var stdout, stderr bytes.Buffer
+	if code := run(append(args, "--policies", "fifo,asrpt", "--against", "multifactor"), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Against != "multifactor" || len(rep.Policies) != 3 || rep.Policies[2].Policy != "multifactor" {
+		t.Fatalf("against %q, policies %+v: want fifo, asrpt and multifactor added", rep.Against, rep.Policies)
+	}
+	for _, p := range rep.Policies {
+		if (p.Paired != nil) != (p.Policy != "multifactor") {
+			t.Errorf("policy %s: paired %s", p.Policy, p.Paired)
+		}
+	}
+	// multifactor replayed: the default baseline; not replayed: none.
+	for _, c := range []struct {
+		policies, against string
+		n                 int
+	}{{"multifactor,asrpt", "multifactor", 2}, {"fifo,asrpt", "", 2}} {
+		stdout.Reset()
+		rep.Against, rep.Policies = "", nil
+		if code := run(append(args, "--policies", c.policies), &stdout, &stderr); code != 0 {
+			t.Fatalf("--policies %s: exit %d: %s", c.policies, code, stderr.String())
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Against != c.against || len(rep.Policies) != c.n {
+			t.Errorf("--policies %s: against %q, %d policies (%v); want %q, %d", c.policies, rep.Against, len(rep.Policies), err, c.against, c.n)
+		}
+	}
+	stdout.Reset()
+	if code := run(append(args, "--policies", "fifo,asrpt", "--against", "none"), &stdout, &stderr); code != 0 {
+		t.Fatalf("--against none: exit %d: %s", code, stderr.String())
+	}
+	rep.Against, rep.Policies = "", nil
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Against != "" || len(rep.Policies) != 2 || rep.Policies[0].Paired != nil {
+		t.Errorf("--against none: %v %+v", err, rep)
+	}
+	if code := run(append(args, "--policies", "fifo", "--against", "nope"), &stdout, &stderr); code != 2 {
+		t.Errorf("--against nope: exit %d, want 2 (usage)", code)
+	}
+}
