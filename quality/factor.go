@@ -58,7 +58,13 @@ type FactorSummary struct {
 	MaxWaitVsBaseline Mean `json:"max_wait_vs_baseline"`
 	P99WaitVsBaseline Mean `json:"p99_wait_vs_baseline"`
 	// MeanShareChange is the mean over the cases of |ShareChange|.
-	MeanShareChange float64      `json:"mean_share_change"`
+	MeanShareChange float64 `json:"mean_share_change"`
+	// Harmed and CandidateHarmed are the means over the cases of the
+	// share of jobs the factor mode, and the candidate, harm against the
+	// baseline (report.Paired.HarmedShare: JCT longer by more than
+	// max(1 h, the job's run time)).
+	Harmed          float64      `json:"harmed_share"`
+	CandidateHarmed float64      `json:"candidate_harmed_share"`
 	Cases           []FactorCase `json:"cases"`
 }
 
@@ -76,6 +82,11 @@ type FactorCase struct {
 	// ShareChange that change relative to its share under the baseline.
 	WorstAccount string  `json:"worst_account,omitempty"`
 	ShareChange  float64 `json:"share_change"`
+	// Harmed and CandidateHarmed are the shares of the jobs the factor
+	// mode, and the candidate, harm against the baseline, job by job
+	// (report.Paired.HarmedShare).
+	Harmed          float64 `json:"harmed_share"`
+	CandidateHarmed float64 `json:"candidate_harmed_share"`
 }
 
 // SummarizeFactor compares candidate+FactorSuffix with FactorBaseline on
@@ -117,6 +128,14 @@ func SummarizeFactor(cases []CaseResult, candidate string) *FactorSummary {
 				s.SharesOff++
 			}
 		}
+		if f.Paired != nil {
+			fc.Harmed = f.Paired.HarmedShare
+		}
+		if k.Paired != nil {
+			fc.CandidateHarmed = k.Paired.HarmedShare
+		}
+		s.Harmed += fc.Harmed
+		s.CandidateHarmed += fc.CandidateHarmed
 		shareSum += math.Abs(fc.ShareChange)
 		s.Cases = append(s.Cases, fc)
 	}
@@ -126,6 +145,8 @@ func SummarizeFactor(cases []CaseResult, candidate string) *FactorSummary {
 	s.FactorVsBaseline, s.CandidateVsBaseline = fac.mean().Geomean, cand.mean().Geomean
 	s.MaxWaitVsBaseline, s.P99WaitVsBaseline = maxWait.mean(), p99Wait.mean()
 	s.MeanShareChange = shareSum / float64(len(s.Cases))
+	s.Harmed /= float64(len(s.Cases))
+	s.CandidateHarmed /= float64(len(s.Cases))
 	if gain := 1 - s.CandidateVsBaseline; gain > 0 {
 		s.GainKept = (1 - s.FactorVsBaseline) / gain
 	}

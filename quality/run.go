@@ -175,9 +175,16 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 		}
 	}
 	done := 0
-	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel,
+	caseLeft := make([]int, len(cases)) // replays left per case, every seed
+	for _, sl := range slots {
+		caseLeft[sl.e/ns]++
+	}
+	kept := newPairing(cfg, ns)
+	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel, Keep: true,
 		Done: func(i int, o *replay.Outcome) {
 			sl := slots[i]
+			kept.keep(sl.e, sl.p, o.Result)
+			o.Result = nil
 			s := o.Summary
 			// Who waited: every policy's overall figures; the accounts'
 			// shares only where the factor-mode comparison reads them
@@ -195,7 +202,13 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 					cfg.Progress(done, len(res.Cases), cr)
 				}
 			}
+			if caseLeft[sl.e/ns]--; caseLeft[sl.e/ns] == 0 {
+				kept.pair(res.Cases, sl.e/ns)
+			}
 		}})
+	if err == nil {
+		err = kept.err
+	}
 	if err != nil {
 		return nil, err
 	}

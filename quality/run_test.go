@@ -291,3 +291,50 @@ func TestRunSeeds(t *testing.T) {
 		t.Errorf("table lacks the per-seed means:\n%s", buf.String())
 	}
 }
+
+// TestRunPaired: with the factor-mode comparison's policies, every seed's
+// candidate and factor-mode replays are compared job by job with the
+// baseline's (replayed once), the factor summary carries the harmed shares,
+// and the other policies carry no comparison.
+func TestRunPaired(t *testing.T) {
+	cfg := tinyConfig(2)
+	cfg.Policies = []string{"fifo", FactorBaseline, "asrpt", "asrpt" + FactorSuffix}
+	cfg.Seeds = []int64{1, 2}
+	res, err := Run(context.Background(), tinyCases(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cases) != 4 {
+		t.Fatalf("%d case results, want 4", len(res.Cases))
+	}
+	var harmed float64
+	for _, c := range res.Cases {
+		for _, p := range c.Policies {
+			compared := p.Policy == "asrpt" || p.Policy == "asrpt"+FactorSuffix
+			if (p.Paired != nil) != compared {
+				t.Errorf("%s %s: paired %v", c.Name, p.Policy, p.Paired != nil)
+				continue
+			}
+			if !compared {
+				continue
+			}
+			if p.Paired.Against != FactorBaseline || p.Paired.Jobs != c.Jobs || len(p.Paired.Worst) > pairedWorst {
+				t.Errorf("%s %s: against %s, %d jobs of %d, %d worst", c.Name, p.Policy, p.Paired.Against, p.Paired.Jobs, c.Jobs, len(p.Paired.Worst))
+			}
+			if p.Policy == "asrpt"+FactorSuffix {
+				harmed += p.Paired.HarmedShare
+			}
+		}
+	}
+	f := res.Summary.Factor
+	if f == nil || math.Abs(f.Harmed-harmed/4) > 1e-12 || len(f.Cases) != 4 {
+		t.Fatalf("factor summary %+v, want harmed %v over 4 cases", f, harmed/4)
+	}
+	var b strings.Builder
+	if err := res.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "job by job against multifactor") {
+		t.Errorf("table lacks the harmed summary:\n%s", b.String())
+	}
+}

@@ -265,15 +265,18 @@ func writeFactor(w io.Writer, f *FactorSummary, cand string) {
 	}
 	fmt.Fprintf(w, "\nfactor mode: %s against %s (what the site runs today), and %s against it:\n", f.Factor, f.Baseline, cand)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "case\t%s/%s\t%s/%s\tmax wait s\t%s max wait s\tp99 wait s\t%s p99 wait s\tworst account\tshare change\t\n",
-		f.Factor, f.Baseline, cand, f.Baseline, f.Baseline, f.Baseline)
+	fmt.Fprintf(tw, "case\t%s/%s\t%s/%s\tmax wait s\t%s max wait s\tp99 wait s\t%s p99 wait s\tworst account\tshare change\t%s harmed\t%s harmed\t\n",
+		f.Factor, f.Baseline, cand, f.Baseline, f.Baseline, f.Baseline, f.Factor, cand)
 	for _, c := range f.Cases {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%+.1f%%\t\n", c.Case, ratio(c.FactorVsBaseline),
-			ratio(c.CandidateVsBaseline), c.MaxWait, c.BaselineMaxWait, c.P99Wait, c.BaselineP99Wait, safetext.Escape(dash(c.WorstAccount)), 100*c.ShareChange)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%s\t%+.1f%%\t%.2f%%\t%.2f%%\t\n", c.Case, ratio(c.FactorVsBaseline),
+			ratio(c.CandidateVsBaseline), c.MaxWait, c.BaselineMaxWait, c.P99Wait, c.BaselineP99Wait, safetext.Escape(dash(c.WorstAccount)), 100*c.ShareChange,
+			100*c.Harmed, 100*c.CandidateHarmed)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s keeps %.0f%% of %s's gain over %s (geometric means %.3f and %.3f); its longest wait exceeds %s's on %d of %d cases (geometric mean of the ratios %.3f), its p99 wait on %d (%.3f); an account's share of the contended GPU-hours (accounts of at least %.0f%%) moves by more than %.0f%% on %d (mean of the worst changes %.1f%%).\n",
 		f.Factor, 100*f.GainKept, cand, f.Baseline, f.FactorVsBaseline, f.CandidateVsBaseline, f.Baseline,
 		f.MaxWaitAbove, len(f.Cases), f.MaxWaitVsBaseline.Geomean, f.P99WaitAbove, f.P99WaitVsBaseline.Geomean,
 		100*MinComparedShare, 100*ShareTolerance, f.SharesOff, 100*f.MeanShareChange)
+	fmt.Fprintf(w, "job by job against %s, %s harms %.2f%% of the jobs on the mean of the cases and %s %.2f%% (harmed: JCT longer by more than max(1 h, the job's run time)).\n",
+		f.Baseline, f.Factor, 100*f.Harmed, cand, 100*f.CandidateHarmed)
 }

@@ -71,7 +71,8 @@ type Config struct {
 	AgainstFairness *report.FairnessReport
 	// Done, when not nil, is called as each replay ends, in the order they
 	// end, with the index of its Spec and its outcome; calls do not
-	// overlap. It may change the outcome's summary.
+	// overlap. It may change the outcome's summary, and take its Result
+	// (set it to nil) so that Run does not hold it.
 	Done func(i int, o *Outcome)
 }
 

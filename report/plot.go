@@ -127,3 +127,36 @@ func render(p *plot.Plot, path string) (func(io.Writer) error, error) {
 		return err
 	}, nil
 }
+
+// PairedCDFWriter returns the plot of, per policy, the CDF of each job's
+// JCT under it minus under base (hours; < 0: sooner than under the
+// baseline), as a function writing the file's content. The baseline's own
+// replay, and replays of other jobs, are left out.
+func PairedCDFWriter(path string, results []*sim.Result, base *sim.Result) (func(io.Writer) error, error) {
+	p := plot.New()
+	p.Title.Text = "JCT difference against " + base.Policy + ", job by job"
+	p.X.Label.Text = "JCT − JCT under " + base.Policy + " (h)"
+	p.Y.Label.Text = "fraction of jobs"
+	p.Legend.Top = false
+	p.Legend.Left = false
+	for i, r := range results {
+		if r == base || len(r.Jobs) == 0 || len(r.Jobs) != len(base.Jobs) {
+			continue
+		}
+		d := make([]float64, len(r.Jobs))
+		for k := range r.Jobs {
+			d[k] = (r.Jobs[k].JCT() - base.Jobs[k].JCT()) / 3600
+		}
+		slices.Sort(d)
+		stride := max(1, len(d)/maxCurvePoints)
+		var pts plotter.XYs
+		for k := 0; k < len(d); k += stride {
+			pts = append(pts, plotter.XY{X: d[k], Y: float64(k+1) / float64(len(d))})
+		}
+		pts = append(pts, plotter.XY{X: d[len(d)-1], Y: 1})
+		if err := addLine(p, i, r.Policy, pts); err != nil {
+			return nil, err
+		}
+	}
+	return render(p, path)
+}

@@ -100,7 +100,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.jsonPath, "out", "", "write the results as JSON to `file` (all or nothing)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON on stdout instead of the table")
 	fs.StringVar(&f.csvPath, "csv", "", "write the results as CSV to `file`")
-	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg and queue.svg into `dir`")
+	fs.StringVar(&f.plotDir, "plots", "", "write jct-cdf.svg, queue.svg and, with a baseline (--against), jct-diff-cdf.svg into `dir`")
 	fs.StringVar(&f.sharesPath, "shares", "", "the accounts' shares, from `file` (the output of sacctmgr show assoc -P; default: equal shares): the fairness report's targets and multifactor's fair share")
 	fs.IntVar(&f.topAccounts, "top-accounts", 5, "accounts with the most GPU-hours listed per policy in the table (the JSON has all)")
 	fs.IntVar(&f.topUsers, "top-users", 0, "users with the most GPU-hours listed per policy in the table (the JSON has all)")
@@ -296,7 +296,10 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 		for _, p := range []struct {
 			name   string
 			writer func(string, []*sim.Result) (func(io.Writer) error, error)
-		}{{"jct-cdf.svg", report.JCTCDFWriter}, {"queue.svg", report.QueueWriter}} {
+		}{{"jct-cdf.svg", report.JCTCDFWriter}, {"queue.svg", report.QueueWriter}, {"jct-diff-cdf.svg", pairedWriter(base, results)}} {
+			if p.writer == nil {
+				continue
+			}
 			path := filepath.Join(f.plotDir, p.name)
 			w, err := p.writer(path, results)
 			if err == nil {
@@ -334,6 +337,17 @@ func replayAgainst(ctx context.Context, specs []replay.Spec, base int, cfg repla
 		b[0].Result = nil
 	}
 	return slices.Insert(out, base, b[0]), nil
+}
+
+// pairedWriter returns the writer of the paired comparison's plot against
+// results[base]; nil without a baseline.
+func pairedWriter(base int, results []*sim.Result) func(string, []*sim.Result) (func(io.Writer) error, error) {
+	if base < 0 || base >= len(results) || results[base] == nil {
+		return nil
+	}
+	return func(path string, rs []*sim.Result) (func(io.Writer) error, error) {
+		return report.PairedCDFWriter(path, rs, results[base])
+	}
 }
 
 // hasShare reports whether an account of jobs has a share above 0.

@@ -373,4 +373,16 @@ func TestReplayAgainst(t *testing.T) {
 	if code := run(append(args, "--policies", "fifo", "--against", "nope"), &stdout, &stderr); code != 2 {
 		t.Errorf("--against nope: exit %d, want 2 (usage)", code)
 	}
+	// With --plots, the differences' CDF beside the other plots; none
+	// without a baseline.
+	for _, against := range []string{"multifactor", "none"} {
+		dir := filepath.Join(t.TempDir(), "plots")
+		if code := run(append(args, "--policies", "fifo,asrpt", "--against", against, "--plots", dir), &stdout, &stderr); code != 0 {
+			t.Fatalf("--plots: exit %d: %s", code, stderr.String())
+		}
+		_, err := os.Stat(filepath.Join(dir, "jct-diff-cdf.svg"))
+		if _, cdf := os.Stat(filepath.Join(dir, "jct-cdf.svg")); cdf != nil || (err == nil) != (against != "none") {
+			t.Errorf("--against %s --plots: jct-diff-cdf.svg %v, jct-cdf.svg %v", against, err, cdf)
+		}
+	}
 }
