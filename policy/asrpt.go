@@ -131,8 +131,10 @@ type asrpt struct {
 	victims   []*Task
 	// holds are the times of the stops whose jobs Slurm may still hold
 	// (Params.RequeueDelay), oldest first.
-	holds []float64
-	dec   decisions
+	holds      []float64
+	dec        decisions
+	guard      guarded // the account guard's waiting jobs (Params.AccountGuard)
+	guardShare float64 // Params.AccountGuard (asrpt-factor: the Site's)
 }
 
 var (
@@ -154,6 +156,7 @@ func newASRPT(name string, env *Env, revised, preempts bool) *asrpt {
 	if revised && env != nil {
 		a.wait = newWaitBound(env.Params)
 		a.frontCap = frontCap(env.Params.OverdueShare, env.G)
+		a.guardShare = env.Params.AccountGuard
 	} else {
 		a.wait = newWaitBound(Params{})
 	}
@@ -282,6 +285,8 @@ func (a *asrpt) Arrive(now float64, t *Task) {
 	a.advance(now)
 	a.sizeUnseen(t)
 	a.wait.add(t)
+	t.overtaken = 0
+	a.guardAdd(t)
 	a.vm.Add(t, a.size(t))
 	a.vm.Advance(now, a.release)
 	a.promote(now)
@@ -334,6 +339,8 @@ func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) 
 	a.advance(now)
 	a.sizeUnseen(t)
 	a.wait.add(t)
+	t.overtaken = 0
+	a.guardAdd(t)
 	if released {
 		t.virtual = a.size(t)
 		a.release(t, now)
@@ -467,6 +474,7 @@ func (a *asrpt) started(t *Task) {
 	} else {
 		a.vm.Remove(t)
 	}
+	a.guardStarted(t)
 }
 
 // schedulePaper is design §5: the release queue in release order; a head

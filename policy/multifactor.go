@@ -62,9 +62,10 @@ func newMultifactor(name string, env *Env, factor bool) *multifactorPolicy {
 	if factor {
 		m.inner = newASRPT(name, env, true, false)
 		p := env.Params
-		p.WaitScale = m.site.WaitScale
+		p.WaitScale, p.AccountGuard = m.site.WaitScale, m.site.AccountGuard
 		m.inner.wait = newWaitBound(p)
 		m.inner.frontCap = frontCap(m.site.OverdueShare, env.G)
+		m.inner.guardShare = m.site.AccountGuard
 	}
 	return m
 }

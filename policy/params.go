@@ -99,6 +99,9 @@ func (p Params) Validate() error {
 	if err := num("overdue_share", p.OverdueShare, 0, 1); err != nil {
 		return err
 	}
+	if err := num("account_guard", p.AccountGuard, 0, MaxWaitFactor); err != nil {
+		return err
+	}
 	if err := num("preempt_exempt", p.PreemptExempt, 0, MaxWaitLimit); err != nil {
 		return err
 	}

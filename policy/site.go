@@ -22,6 +22,9 @@ type Site struct {
 	// OverdueShare is asrpt-factor's Params.OverdueShare, in place of the
 	// Params' own (DefaultFactorOverdueShare by default).
 	OverdueShare float64
+	// AccountGuard is asrpt-factor's Params.AccountGuard, in place of the
+	// Params' own (DefaultFactorAccountGuard by default).
+	AccountGuard float64
 }
 
 // DefaultFactorWaitScale is the relative wait bound of the factor mode
@@ -35,6 +38,11 @@ const DefaultFactorWaitScale = 150
 // chosen on the quality suite with DefaultFactorWaitScale (README,
 // "Living with the site's policy").
 const DefaultFactorOverdueShare = 0.25
+
+// DefaultFactorAccountGuard is the factor mode's guard of an account's
+// large jobs (Params.AccountGuard of asrpt-factor and of the sidecar's
+// factor mode); 0: none.
+const DefaultFactorAccountGuard = 0
 
 // ExampleSite is the multifactor configuration replayed when no slurm.conf
 // is given: the configuration example in Slurm's multifactor

@@ -132,6 +132,13 @@ type Params struct {
 	// keeps them from turning the whole order first come, first served.
 	// 0: no cap, every overdue job moves to the front at once.
 	OverdueShare float64
+	// AccountGuard guards an account's large jobs against its own later,
+	// smaller ones: a waiting job becomes overdue (and moves to the front
+	// as the wait bound moves it, under OverdueShare's cap) once the jobs
+	// of its account submitted after it, with fewer GPUs, that started
+	// while it waited sum to AccountGuard times its own predicted
+	// GPU-seconds (GPUs × ranked prediction). 0: no guard.
+	AccountGuard float64
 	// PreemptExempt is asrpt-preempt's exemption, seconds: a job that has
 	// run less than this since its last start is never preempted, so a
 	// preemptible job is stopped at most once per exemption (as Slurm's
@@ -302,6 +309,7 @@ type Task struct {
 	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
 	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
 	late      bool    // A-SRPT: overdue, waiting in its SRPT place for room at the front
+	overtaken float64 // A-SRPT: GPU-seconds of its account's later, smaller jobs started while it waited (Params.AccountGuard)
 	prio      float64 // multifactor: the priority Slurm computes, without the site factor
 	site      uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
 	tier      uint32  // multifactor: the PriorityTier of the job's partition

@@ -198,12 +198,15 @@ func DefaultConfig() Config {
 
 // factorParams are the policy defaults of the factor mode: DefaultParams
 // with the factor mode's wait bound (policy.DefaultFactorWaitScale) and
-// cap on the front (policy.DefaultFactorOverdueShare). A file that sets
-// write_mode = "priority" and no wait_scale or overdue_share gets neither.
+// cap on the front (policy.DefaultFactorOverdueShare) and its account
+// guard (policy.DefaultFactorAccountGuard). A file that sets write_mode =
+// "priority" and no wait_scale, overdue_share or account_guard gets none
+// of them.
 func factorParams() policy.Params {
 	p := policy.DefaultParams()
 	p.WaitScale = policy.DefaultFactorWaitScale
 	p.OverdueShare = policy.DefaultFactorOverdueShare
+	p.AccountGuard = policy.DefaultFactorAccountGuard
 	return p
 }
 
@@ -334,6 +337,9 @@ func ParseConfig(data []byte, name string) (Config, error) {
 	}
 	if _, set := lines["policy.overdue_share"]; !set && c.WriteMode == WritePriority {
 		c.Params.OverdueShare = 0
+	}
+	if _, set := lines["policy.account_guard"]; !set && c.WriteMode == WritePriority {
+		c.Params.AccountGuard = 0
 	}
 	ps = append(ps, c.validate(name, lines)...)
 	sort.SliceStable(ps, func(i, j int) bool {
@@ -795,6 +801,7 @@ func (c *Config) fields(unseen, rank *string) []field {
 		{"policy.wait_factor", float(&c.Params.WaitFactor)},
 		{"policy.wait_scale", float(&c.Params.WaitScale)},
 		{"policy.overdue_share", float(&c.Params.OverdueShare)},
+		{"policy.account_guard", float(&c.Params.AccountGuard)},
 		{"policy.preempt_exempt", seconds(&c.Params.PreemptExempt)},
 		{"policy.max_preemptions", integer(&c.Params.MaxPreemptions)},
 		{"policy.preempt_budget", integer(&c.Params.PreemptBudget)},

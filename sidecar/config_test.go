@@ -296,6 +296,25 @@ func TestWaitScaleDefault(t *testing.T) {
 	if _, err := ParseConfig([]byte(base+"[policy]\nwait_scale = -1.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.wait_scale") {
 		t.Errorf("negative wait_scale: err %v", err)
 	}
+	// The account guard: the factor mode's default, off in priority mode
+	// unless set, refused when negative.
+	for _, tc := range []struct {
+		conf  string
+		guard float64
+	}{
+		{base, policy.DefaultFactorAccountGuard},
+		{base + "[sidecar]\nwrite_mode = \"priority\"\n", 0},
+		{base + "[sidecar]\nwrite_mode = \"priority\"\n[policy]\naccount_guard = 16.0\n", 16},
+		{base + "[policy]\naccount_guard = 4.0\n", 4},
+	} {
+		c, err := ParseConfig([]byte(tc.conf), "asrpt.toml")
+		if err != nil || c.Params.AccountGuard != tc.guard {
+			t.Errorf("%q: account_guard %v (%v), want %v", tc.conf, c.Params.AccountGuard, err, tc.guard)
+		}
+	}
+	if _, err := ParseConfig([]byte(base+"[policy]\naccount_guard = -1.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.account_guard") {
+		t.Errorf("negative account_guard: err %v", err)
+	}
 	if _, err := ParseConfig([]byte(base+"[policy]\noverdue_share = 2.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.overdue_share") {
 		t.Errorf("overdue_share 2: err %v", err)
 	}

@@ -26,6 +26,7 @@ type siteOptions struct {
 	siteFactorMax uint64
 	waitScale     float64
 	overdueShare  float64
+	accountGuard  float64
 }
 
 // siteFlags registers the multifactor model's flags on fs.
@@ -37,6 +38,8 @@ func siteFlags(fs *flag.FlagSet) *siteOptions {
 		"asrpt-factor: --wait-scale of the factor mode (a job waiting this many times the recent mean wait moves to the front; 0: none)")
 	fs.Float64Var(&o.overdueShare, "factor-overdue-share", policy.DefaultFactorOverdueShare,
 		"asrpt-factor: --overdue-share of the factor mode (the overdue jobs at the front ask for at most this share of the GPUs; 0..1, 0: no cap)")
+	fs.Float64Var(&o.accountGuard, "factor-account-guard", policy.DefaultFactorAccountGuard,
+		"asrpt-factor: --account-guard of the factor mode (a job overtaken by this many times its own GPU-seconds of its account's later, smaller jobs moves to the front; 0: none)")
 	return o
 }
 
@@ -65,6 +68,9 @@ func (o *siteOptions) site(dir string) (*policy.Site, error) {
 	if !(o.overdueShare >= 0 && o.overdueShare <= 1) {
 		return nil, fmt.Errorf("%w: --factor-overdue-share %v: want a number in 0..1", errUsage, o.overdueShare)
 	}
-	s.SiteFactorMax, s.WaitScale, s.OverdueShare = uint32(o.siteFactorMax), o.waitScale, o.overdueShare
+	if !(o.accountGuard >= 0 && o.accountGuard <= policy.MaxWaitFactor) {
+		return nil, fmt.Errorf("%w: --factor-account-guard %v: want a finite number in 0..%g", errUsage, o.accountGuard, float64(policy.MaxWaitFactor))
+	}
+	s.SiteFactorMax, s.WaitScale, s.OverdueShare, s.AccountGuard = uint32(o.siteFactorMax), o.waitScale, o.overdueShare, o.accountGuard
 	return s, nil
 }
