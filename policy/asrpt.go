@@ -154,11 +154,11 @@ func newASRPT(name string, env *Env, revised, preempts bool) *asrpt {
 		a.run.restart = env.Params.RestartCost
 	}
 	if revised && env != nil {
-		a.wait = newWaitBound(env.Params)
+		a.wait = newWaitBound(env.Params, env.G)
 		a.frontCap = frontCap(env.Params.OverdueShare, env.G)
 		a.guardShare = env.Params.AccountGuard
 	} else {
-		a.wait = newWaitBound(Params{})
+		a.wait = newWaitBound(Params{}, 0)
 	}
 	return a
 }
@@ -284,6 +284,7 @@ func (a *asrpt) release(t *Task, at float64) {
 func (a *asrpt) Arrive(now float64, t *Task) {
 	a.advance(now)
 	a.sizeUnseen(t)
+	a.wait.shadowArrive(t)
 	a.wait.add(t)
 	t.overtaken = 0
 	a.guardAdd(t)
@@ -338,6 +339,7 @@ func (a *asrpt) Adopt(now float64, t *Task, start float64, p placement.Placement
 func (a *asrpt) Restore(now float64, t *Task, remaining float64, released bool) {
 	a.advance(now)
 	a.sizeUnseen(t)
+	a.wait.shadowArrive(t)
 	a.wait.add(t)
 	t.overtaken = 0
 	a.guardAdd(t)

@@ -62,8 +62,8 @@ func newMultifactor(name string, env *Env, factor bool) *multifactorPolicy {
 	if factor {
 		m.inner = newASRPT(name, env, true, false)
 		p := env.Params
-		p.WaitScale, p.AccountGuard = m.site.WaitScale, m.site.AccountGuard
-		m.inner.wait = newWaitBound(p)
+		p.WaitScale, p.AccountGuard, p.ShadowWait = m.site.WaitScale, m.site.AccountGuard, m.site.ShadowWait
+		m.inner.wait = newWaitBound(p, env.G)
 		m.inner.frontCap = frontCap(m.site.OverdueShare, env.G)
 		m.inner.guardShare = m.site.AccountGuard
 	}

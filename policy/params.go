@@ -29,7 +29,7 @@ const (
 
 // ParamError is a Params value out of range. Name is the tunable's
 // snake_case name (comm_heavy, tau, slack, depth, reservations, unseen,
-// rank, wait_limit, wait_factor, wait_scale, overdue_share, preempt_exempt, max_preemptions,
+// rank, wait_limit, wait_factor, wait_scale, overdue_share, account_guard, shadow_wait, preempt_exempt, max_preemptions,
 // preempt_budget, restart_cost, lost_work): the sidecar configuration's key under policy., and with '-' for
 // '_' the replay's flag.
 type ParamError struct {
@@ -100,6 +100,9 @@ func (p Params) Validate() error {
 		return err
 	}
 	if err := num("account_guard", p.AccountGuard, 0, MaxWaitFactor); err != nil {
+		return err
+	}
+	if err := num("shadow_wait", p.ShadowWait, 0, MaxWaitFactor); err != nil {
 		return err
 	}
 	if err := num("preempt_exempt", p.PreemptExempt, 0, MaxWaitLimit); err != nil {

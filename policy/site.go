@@ -25,6 +25,9 @@ type Site struct {
 	// AccountGuard is asrpt-factor's Params.AccountGuard, in place of the
 	// Params' own (DefaultFactorAccountGuard by default).
 	AccountGuard float64
+	// ShadowWait is asrpt-factor's Params.ShadowWait, in place of the
+	// Params' own (DefaultFactorShadowWait by default).
+	ShadowWait float64
 }
 
 // DefaultFactorWaitScale is the relative wait bound of the factor mode
@@ -44,6 +47,11 @@ const DefaultFactorOverdueShare = 0.25
 // factor mode); 0: none.
 const DefaultFactorAccountGuard = 0
 
+// DefaultFactorShadowWait is the factor mode's bound against the age
+// shadow (Params.ShadowWait of asrpt-factor and of the sidecar's factor
+// mode); 0: none.
+const DefaultFactorShadowWait = 0
+
 // ExampleSite is the multifactor configuration replayed when no slurm.conf
 // is given: the configuration example in Slurm's multifactor
 // documentation (multifactor.Example), equal shares,
@@ -51,5 +59,6 @@ const DefaultFactorAccountGuard = 0
 // DefaultFactorOverdueShare.
 func ExampleSite() *Site {
 	return &Site{Priority: multifactor.Example(), SiteFactorMax: multifactor.DefaultSiteFactorMax,
-		WaitScale: DefaultFactorWaitScale, OverdueShare: DefaultFactorOverdueShare}
+		WaitScale: DefaultFactorWaitScale, OverdueShare: DefaultFactorOverdueShare,
+		AccountGuard: DefaultFactorAccountGuard, ShadowWait: DefaultFactorShadowWait}
 }

@@ -139,6 +139,16 @@ type Params struct {
 	// while it waited sum to AccountGuard times its own predicted
 	// GPU-seconds (GPUs × ranked prediction). 0: no guard.
 	AccountGuard float64
+	// ShadowWait bounds waiting against the site's age order: a waiting
+	// job becomes overdue (and moves to the front as the wait bound moves
+	// it, under OverdueShare's cap) once it has waited ShadowWait ×
+	// max(ranked prediction, ShadowFloor) seconds past its start in the
+	// age shadow, a virtual machine of the cluster's GPUs that serves the
+	// jobs in arrival order, each for GPUs × ranked prediction / G
+	// seconds. The paired comparison counts a job harmed when it ends
+	// more than max(1 h, its run time) later than under the site's policy;
+	// this bound aims at that measure. 0: no shadow bound.
+	ShadowWait float64
 	// PreemptExempt is asrpt-preempt's exemption, seconds: a job that has
 	// run less than this since its last start is never preempted, so a
 	// preemptible job is stopped at most once per exemption (as Slurm's
@@ -183,6 +193,10 @@ const RecentStarts = 128
 // multiplies: a job predicted to run seconds is not overdue after seconds
 // of waiting.
 const MinWaitBase = 600
+
+// ShadowFloor is the least predicted run time, seconds, that ShadowWait
+// scales: an hour, the floor of the paired comparison's harm.
+const ShadowFloor = 3600
 
 // DefaultParams returns the documented defaults: COMM_HEAVY 1.5, τ 0,
 // slack 0.05, unseen jobs by the predictor's fallback, depth 1000, K =
@@ -299,24 +313,25 @@ type Task struct {
 	// Attained is the GPU-seconds of service received (2D-LAS).
 	Attained float64
 
-	virtual   float64 // virtual size p (A-SRPT), seconds
-	remaining float64 // virtual work left (A-SRPT), seconds
-	key       float64 // queue order key
-	end       float64 // predicted end while running, seconds
-	level     int     // 2D-LAS queue level
-	exempt    bool    // 2D-LAS: running within Params.LASExempt of its last start, not preempted
-	lastSeen  float64 // 2D-LAS: time Attained was last brought up to date
-	due       float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
-	overdue   bool    // A-SRPT: moved to the front of the order by the wait bound
-	late      bool    // A-SRPT: overdue, waiting in its SRPT place for room at the front
-	overtaken float64 // A-SRPT: GPU-seconds of its account's later, smaller jobs started while it waited (Params.AccountGuard)
-	prio      float64 // multifactor: the priority Slurm computes, without the site factor
-	site      uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
-	tier      uint32  // multifactor: the PriorityTier of the job's partition
-	order     float64 // multifactor: queue order key, lower first
-	assoc     *multifactor.Association
-	node      treeNode // the running set's tree (endTree), while running
-	running   bool
+	virtual     float64 // virtual size p (A-SRPT), seconds
+	remaining   float64 // virtual work left (A-SRPT), seconds
+	key         float64 // queue order key
+	end         float64 // predicted end while running, seconds
+	level       int     // 2D-LAS queue level
+	exempt      bool    // 2D-LAS: running within Params.LASExempt of its last start, not preempted
+	lastSeen    float64 // 2D-LAS: time Attained was last brought up to date
+	due         float64 // A-SRPT: when the job becomes overdue (Params.WaitLimit, WaitFactor), +Inf when never
+	overdue     bool    // A-SRPT: moved to the front of the order by the wait bound
+	late        bool    // A-SRPT: overdue, waiting in its SRPT place for room at the front
+	shadowStart float64 // A-SRPT: the job's start in the age shadow (Params.ShadowWait), seconds
+	overtaken   float64 // A-SRPT: GPU-seconds of its account's later, smaller jobs started while it waited (Params.AccountGuard)
+	prio        float64 // multifactor: the priority Slurm computes, without the site factor
+	site        uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
+	tier        uint32  // multifactor: the PriorityTier of the job's partition
+	order       float64 // multifactor: queue order key, lower first
+	assoc       *multifactor.Association
+	node        treeNode // the running set's tree (endTree), while running
+	running     bool
 	// Preemptible reports a job that opted in to preemption (the replay's
 	// --preemptible rule): only asrpt-preempt reads it; las preempts every job.
 	Preemptible bool

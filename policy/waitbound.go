@@ -20,6 +20,9 @@ const overdueKeyBase = 1 << 37
 // MinWaitBase), or Submit + WaitScale·max(recent mean wait, MinWaitBase).
 type waitBound struct {
 	limit, factor, scale float64
+	shadow               float64              // Params.ShadowWait; 0: no shadow bound
+	shadowClock          float64              // the age shadow's clock: when its last job's work ends, seconds
+	gpus                 int                  // the cluster's GPUs, the age shadow's capacity
 	tree                 *btree.BTreeG[*Task] // waiting, not yet overdue, by (due, seq): the fixed bounds
 	bySubmit             *btree.BTreeG[*Task] // the same jobs by (submit, seq), for the relative bound
 	recent               [RecentStarts]float64
@@ -41,13 +44,41 @@ func bySubmitSeq(a, b *Task) bool {
 	return a.Seq < b.Seq
 }
 
-func newWaitBound(p Params) waitBound {
-	return waitBound{limit: p.WaitLimit, factor: p.WaitFactor, scale: p.WaitScale,
-		tree: btree.NewG(btreeDegree, byDue), bySubmit: btree.NewG(btreeDegree, bySubmitSeq)}
+// newWaitBound returns the bounds of p for a cluster of gpus GPUs (the age
+// shadow's capacity; the shadow bound is off when gpus ≤ 0).
+func newWaitBound(p Params, gpus int) waitBound {
+	w := waitBound{limit: p.WaitLimit, factor: p.WaitFactor, scale: p.WaitScale,
+		tree: btree.NewG(btreeDegree, byDue), bySubmit: btree.NewG(btreeDegree, bySubmitSeq),
+		shadowClock: math.Inf(-1), gpus: gpus}
+	if gpus > 0 {
+		w.shadow = p.ShadowWait
+	}
+	return w
 }
 
-// dueAt returns when t becomes overdue under the fixed bounds, or +Inf.
-func (w *waitBound) dueAt(t *Task) float64 { return w.dueFrom(t.Submit, t.Ranked()) }
+// shadowArrive gives t, which has just arrived, its start in the age
+// shadow (t.shadowStart): a virtual machine of the cluster's GPUs that
+// serves every job in arrival order, each for GPUs × ranked prediction /
+// G seconds, as the site's age order would on a machine without
+// fragmentation. Nothing is done without the shadow bound.
+func (w *waitBound) shadowArrive(t *Task) {
+	if w.shadow <= 0 {
+		return
+	}
+	start := math.Max(w.shadowClock, t.Submit)
+	t.shadowStart = start
+	w.shadowClock = start + float64(t.GPUs)*t.Ranked()/float64(w.gpus)
+}
+
+// dueAt returns when t becomes overdue under the fixed bounds and the
+// shadow bound, or +Inf.
+func (w *waitBound) dueAt(t *Task) float64 {
+	due := w.dueFrom(t.Submit, t.Ranked())
+	if w.shadow > 0 {
+		due = math.Min(due, t.shadowStart+w.shadow*math.Max(t.Ranked(), ShadowFloor))
+	}
+	return due
+}
 
 // dueFrom returns when a job that waits from from, with size seconds of
 // predicted run time, becomes overdue under the fixed bounds, or +Inf.

@@ -38,6 +38,7 @@ func policyFlags(fs *flag.FlagSet, p *policy.Params) func() error {
 	fs.Var(secondsFlag{p: &p.RequeueDelay, zero: true}, "requeue-delay", "replay, asrpt-preempt: seconds a stopped job cannot start again, holding no GPUs (Slurm holds a requeued job about 121 s)")
 	fs.Var(secondsFlag{p: &p.LostWork, zero: true}, "lost-work", "replay: seconds of work a job loses at each preemption (since its last checkpoint)")
 	fs.Float64Var(&p.AccountGuard, "account-guard", p.AccountGuard, "A-SRPT: a waiting job overtaken by this many times its own GPU-seconds of its account's later, smaller jobs moves to the front, as an overdue job (0: no guard)")
+	fs.Float64Var(&p.ShadowWait, "shadow-wait", p.ShadowWait, "A-SRPT: a waiting job that has waited this many times max(its prediction, 1 h) past its start in the age shadow (the jobs served in arrival order on a virtual machine of the cluster's GPUs) moves to the front, as an overdue job (0: no bound)")
 	fs.Float64Var(&p.OverdueShare, "overdue-share", p.OverdueShare, "A-SRPT: the overdue jobs at the front ask for at most this share of the GPUs together, the others keep their place until room frees (0..1; 0: no cap)")
 	return func() error {
 		u, err := policy.ParseUnseen(*unseen)

@@ -27,6 +27,7 @@ type siteOptions struct {
 	waitScale     float64
 	overdueShare  float64
 	accountGuard  float64
+	shadowWait    float64
 }
 
 // siteFlags registers the multifactor model's flags on fs.
@@ -40,6 +41,8 @@ func siteFlags(fs *flag.FlagSet) *siteOptions {
 		"asrpt-factor: --overdue-share of the factor mode (the overdue jobs at the front ask for at most this share of the GPUs; 0..1, 0: no cap)")
 	fs.Float64Var(&o.accountGuard, "factor-account-guard", policy.DefaultFactorAccountGuard,
 		"asrpt-factor: --account-guard of the factor mode (a job overtaken by this many times its own GPU-seconds of its account's later, smaller jobs moves to the front; 0: none)")
+	fs.Float64Var(&o.shadowWait, "factor-shadow-wait", policy.DefaultFactorShadowWait,
+		"asrpt-factor: --shadow-wait of the factor mode (a job that has waited this many times max(its prediction, 1 h) past its start in the age shadow moves to the front; 0: none)")
 	return o
 }
 
@@ -71,6 +74,10 @@ func (o *siteOptions) site(dir string) (*policy.Site, error) {
 	if !(o.accountGuard >= 0 && o.accountGuard <= policy.MaxWaitFactor) {
 		return nil, fmt.Errorf("%w: --factor-account-guard %v: want a finite number in 0..%g", errUsage, o.accountGuard, float64(policy.MaxWaitFactor))
 	}
+	if !(o.shadowWait >= 0 && o.shadowWait <= policy.MaxWaitFactor) {
+		return nil, fmt.Errorf("%w: --factor-shadow-wait %v: want a finite number in 0..%g", errUsage, o.shadowWait, float64(policy.MaxWaitFactor))
+	}
 	s.SiteFactorMax, s.WaitScale, s.OverdueShare, s.AccountGuard = uint32(o.siteFactorMax), o.waitScale, o.overdueShare, o.accountGuard
+	s.ShadowWait = o.shadowWait
 	return s, nil
 }
