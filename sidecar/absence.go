@@ -38,12 +38,12 @@ const startedCycles = 2
 const suspectMinJobs = 4
 
 // listed returns the ids jobs lists, with the records the client skipped.
-func (s *Sidecar) listed(jobs []slurmclient.Job) map[string]bool {
-	listed := make(map[string]bool, len(jobs)+len(s.unreadable))
+func (tr *tracker) listed(jobs []slurmclient.Job) map[string]bool {
+	listed := make(map[string]bool, len(jobs)+len(tr.unreadable))
 	for i := range jobs {
 		listed[jobs[i].ID] = true
 	}
-	for id := range s.unreadable {
+	for id := range tr.unreadable {
 		listed[id] = true
 	}
 	return listed
@@ -51,15 +51,15 @@ func (s *Sidecar) listed(jobs []slurmclient.Job) map[string]bool {
 
 // suspect reports why jobs, this cycle's job list, is suspect (nil when it
 // is not): see suspectMinJobs.
-func (s *Sidecar) suspect(jobs []slurmclient.Job) error {
-	listed := s.listed(jobs)
+func (tr *tracker) suspect(jobs []slurmclient.Job) error {
+	listed := tr.listed(jobs)
 	present, expected := 0, 0
-	for id, e := range s.entries {
+	for id, e := range tr.entries {
 		switch {
 		case listed[id]:
 			present++
 			expected++
-		case !s.ended[id] && e.absent+1 < absentCycles:
+		case !tr.ended[id] && e.absent+1 < absentCycles:
 			expected++
 		}
 	}
@@ -72,11 +72,9 @@ func (s *Sidecar) suspect(jobs []slurmclient.Job) error {
 // holdSuspect is a cycle on a suspect job list: it counts the absences
 // (so that a queue that really emptied is accepted after absentCycles
 // lists) and changes nothing else.
-func (s *Sidecar) holdSuspect(jobs []slurmclient.Job, why error) {
-	s.m.suspectLists.Inc()
-	s.incident("job_list", why)
-	listed := s.listed(jobs)
-	for id, e := range s.entries {
+func (tr *tracker) holdSuspect(jobs []slurmclient.Job) {
+	listed := tr.listed(jobs)
+	for id, e := range tr.entries {
 		if listed[id] {
 			e.absent = 0
 		} else {
@@ -103,20 +101,20 @@ func (e *entry) holdsWrites() bool {
 // keepLost reports whether e, missing from absentCycles lists, is kept
 // (see maxLostAge) rather than taken for finished; a kept job leaves the
 // policy once, parked if it was waiting, and gets no writes.
-func (s *Sidecar) keepLost(t float64, e *entry) bool {
-	if s.ended[e.id] || !e.lastPending || !e.holdsWrites() {
+func (tr *tracker) keepLost(t float64, e *entry) bool {
+	if tr.ended[e.id] || !e.lastPending || !e.holdsWrites() {
 		return false
 	}
 	if e.lostSince == 0 {
 		e.lostSince = t
 		switch e.ph {
 		case phQueued:
-			s.withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
+			tr.withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
 		case phDispatched, phRunning:
-			s.leavePolicy(t, e, reason.Of(reason.Withdrawn, "missing from the job list"))
+			tr.leavePolicy(t, e, reason.Of(reason.Withdrawn, "missing from the job list"))
 		}
-		s.dirty = true
-		s.log.Warn().Str("job", e.id).Msg("job missing from the job list with values of asrpt's on it; kept for giveback until accounting reports its end")
+		tr.dirty = true
+		tr.note(event{kind: evKeptLost, job: e.id})
 	}
 	return t-e.lostSince < maxLostAge
 }
@@ -125,11 +123,11 @@ func (s *Sidecar) keepLost(t float64, e *entry) bool {
 // accounting reported its end, or it has been missing from absentCycles
 // lists in a row (counting this one). A job whose record the client
 // skipped is not missing.
-func (s *Sidecar) gone(e *entry) bool {
-	if s.unreadable[e.id] {
+func (tr *tracker) gone(e *entry) bool {
+	if tr.unreadable[e.id] {
 		e.absent = 0
 		return false
 	}
 	e.absent++
-	return s.ended[e.id] || e.absent >= absentCycles
+	return tr.ended[e.id] || e.absent >= absentCycles
 }

@@ -77,7 +77,7 @@ func (h *harness) filtered() (*filteredSlurm, *syncBuffer) {
 // and phase.
 func tracked(s *Sidecar) map[string]string {
 	out := map[string]string{}
-	for id, e := range s.entries {
+	for id, e := range s.tr.entries {
 		out[id] = fmt.Sprintf("seq %d %v", e.seq, e.ph)
 	}
 	return out
@@ -126,7 +126,7 @@ func TestSuspectJobList(t *testing.T) {
 				t.Fatalf("tracked %v", want)
 			}
 			remaining := map[string]float64{}
-			for id, e := range h.s.entries {
+			for id, e := range h.s.tr.entries {
 				remaining[id] = e.task.VirtualRemaining()
 			}
 			h.fake.Submit(pend("99", "short", 1, t0)) // listed only by the bad lists
@@ -162,7 +162,7 @@ func TestSuspectJobList(t *testing.T) {
 			if got := tracked(h.s); !mapsEqual(got, want) {
 				t.Errorf("tracked after the list came back: %v, want %v", got, want)
 			}
-			for id, e := range h.s.entries {
+			for id, e := range h.s.tr.entries {
 				if r := e.task.VirtualRemaining(); r > remaining[id] {
 					t.Errorf("job %s: virtual work left %v, was %v before the bad lists (progress lost)", id, r, remaining[id])
 				}
@@ -182,7 +182,7 @@ func TestSuspectJobList(t *testing.T) {
 			for i := range absentCycles {
 				h.cycle(at(absentCycles + 2 + i).Add(accountingLag + time.Second))
 			}
-			if len(h.s.entries) != 0 {
+			if len(h.s.tr.entries) != 0 {
 				t.Errorf("still tracked after %d empty lists: %v", absentCycles, tracked(h.s))
 			}
 			data, err := os.ReadFile(h.cfg.StateFile)
@@ -250,14 +250,14 @@ func TestJobMissingFromOneList(t *testing.T) {
 	}
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * h.cfg.Interval) }
 	h.cycle(at(0))
-	seq := h.s.entries["3"].seq
+	seq := h.s.tr.entries["3"].seq
 	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
 	h.fake.ResetWrites()
 	for i := range absentCycles - 1 {
 		if rep := h.cycle(at(1 + i)); rep.Suspect {
 			t.Fatal("one job of five missing taken for a suspect list")
 		}
-		if e := h.s.entries["3"]; e == nil || e.seq != seq || e.ph != phQueued {
+		if e := h.s.tr.entries["3"]; e == nil || e.seq != seq || e.ph != phQueued {
 			t.Fatalf("after %d lists without job 3: %+v", i+1, e)
 		}
 	}
@@ -265,8 +265,8 @@ func TestJobMissingFromOneList(t *testing.T) {
 		t.Errorf("%d writes to job 3 while it was missing: %v", n, h.fake.Writes())
 	}
 	f.set(nil)
-	if rep := h.cycle(at(absentCycles)); rep.Arrived != 0 || h.s.entries["3"].seq != seq {
-		t.Errorf("job 3 back: arrived %d, seq %d (was %d)", rep.Arrived, h.s.entries["3"].seq, seq)
+	if rep := h.cycle(at(absentCycles)); rep.Arrived != 0 || h.s.tr.entries["3"].seq != seq {
+		t.Errorf("job 3 back: arrived %d, seq %d (was %d)", rep.Arrived, h.s.tr.entries["3"].seq, seq)
 	}
 
 	// Missing for absentCycles lists while it holds asrpt's site factor:
@@ -276,7 +276,7 @@ func TestJobMissingFromOneList(t *testing.T) {
 	for i := range absentCycles {
 		h.cycle(at(absentCycles + 1 + i))
 	}
-	if e := h.s.entries["3"]; e == nil || e.ph != phIdle || !e.parked || e.seq != seq {
+	if e := h.s.tr.entries["3"]; e == nil || e.ph != phIdle || !e.parked || e.seq != seq {
 		t.Fatalf("job 3 after %d lists without it, holding a site factor: %+v", absentCycles, e)
 	}
 	st, err := readState(h.cfg.StateFile)
@@ -287,8 +287,8 @@ func TestJobMissingFromOneList(t *testing.T) {
 		t.Errorf("the state file lost job 3's site factor: %+v", st.Jobs)
 	}
 	f.set(nil)
-	if h.cycle(at(2*absentCycles + 1)); h.s.entries["3"].ph != phQueued || h.s.entries["3"].seq != seq {
-		t.Errorf("job 3 back after being lost: %+v", h.s.entries["3"])
+	if h.cycle(at(2*absentCycles + 1)); h.s.tr.entries["3"].ph != phQueued || h.s.tr.entries["3"].seq != seq {
+		t.Errorf("job 3 back after being lost: %+v", h.s.tr.entries["3"])
 	}
 	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
 	h.fake.Cancel("3")
@@ -298,7 +298,7 @@ func TestJobMissingFromOneList(t *testing.T) {
 	end := at(2*absentCycles + 1)
 	h.fake.Finish("4", 0, end.Sub(t0))
 	h.cycle(end.Add(accountingLag + time.Second))
-	if e := h.s.entries["4"]; e != nil {
+	if e := h.s.tr.entries["4"]; e != nil {
 		t.Errorf("job 4 kept after accounting showed its end: %+v", e)
 	}
 }
@@ -315,7 +315,7 @@ func TestUnreadableRecord(t *testing.T) {
 		h.fake.Submit(pend(fmt.Sprint(i+1), n, 1, t0))
 	}
 	h.cycle(t0)
-	seq := h.s.entries["2"].seq
+	seq := h.s.tr.entries["2"].seq
 	f.unreadable = []string{"2"}
 	h.fake.ResetWrites()
 	h.fake.Submit(pend("6", "short", 1, t0)) // an arrival the cycles must still see
@@ -325,7 +325,7 @@ func TestUnreadableRecord(t *testing.T) {
 			t.Fatal("suspect list")
 		}
 	}
-	if e := h.s.entries["2"]; e == nil || e.seq != seq {
+	if e := h.s.tr.entries["2"]; e == nil || e.seq != seq {
 		t.Fatalf("job 2 with an unreadable record: %+v", e)
 	}
 	if writesTo(h.fake.Writes(), "2") != 0 || writesTo(h.fake.Writes(), "6") == 0 {
@@ -352,7 +352,7 @@ func TestFlappingJobKeepsItsPlace(t *testing.T) {
 		h.fake.Submit(pend(fmt.Sprint(i+1), n, 1, t0))
 	}
 	h.cycle(t0)
-	seq := h.s.entries["1"].seq
+	seq := h.s.tr.entries["1"].seq
 	h.fake.ResetWrites()
 	for c := 1; c <= 6; c++ {
 		st := jobstate.Pending
@@ -365,7 +365,7 @@ func TestFlappingJobKeepsItsPlace(t *testing.T) {
 	if w := h.fake.Writes(); len(w) != 0 {
 		t.Errorf("a flapping job caused %d writes: %v", len(w), w)
 	}
-	if e := h.s.entries["1"]; e.seq != seq || e.ph != phQueued {
+	if e := h.s.tr.entries["1"]; e.seq != seq || e.ph != phQueued {
 		t.Errorf("flapping job: seq %d (was %d), phase %v", e.seq, seq, e.ph)
 	}
 }

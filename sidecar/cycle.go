@@ -83,20 +83,23 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	rep := CycleReport{Time: now, Jobs: map[string]int{}, Writes: map[string]int{}, Failed: map[string]int{}}
 	clear(s.seen)
 	t := unixSeconds(now)
-	if t < s.clock {
-		t = s.clock // the policy's time never goes back
+	if t < s.tr.clock {
+		t = s.tr.clock // the policy's time never goes back
 	}
 	snap, op, err := s.read(ctx, now)
 	if err != nil {
 		return s.fail(rep, start, op, err)
 	}
-	s.clock = t
-	if why := s.suspect(snap.Jobs); why != nil {
-		s.holdSuspect(snap.Jobs, why)
+	s.tr.clock = t
+	if why := s.tr.suspect(snap.Jobs); why != nil {
+		s.tr.holdSuspect(snap.Jobs)
+		s.m.suspectLists.Inc()
+		s.incident("job_list", why)
 		rep.Suspect = true
 		return s.succeed(rep, start, now), nil
 	}
-	ds := s.decide(t, &snap, &rep)
+	ds := s.tr.decide(t, &snap, &rep)
+	s.recordEvents()
 	if err := s.apply(ctx, ds, dry, &rep); err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
 			s.closeIncidents()
@@ -113,7 +116,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	if dry {
 		limit = 0
 	}
-	rows := s.plan(ds, snap.Jobs, limit)
+	rows := s.tr.plan(ds, snap.Jobs, limit)
 	if dry {
 		rep.Plan = rows
 		if len(rows) > maxServedPlanRows {
@@ -121,7 +124,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		}
 	}
 	s.lastPlan.Store(&ServedPlan{Time: now, DryRun: dry, Rows: rows})
-	if !dry && s.dirty && s.cfg.StateFile != "" {
+	if !dry && s.tr.dirty && s.cfg.StateFile != "" {
 		_ = s.saveState()
 	}
 	return s.succeed(rep, start, now), nil
@@ -130,13 +133,13 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 // saveState saves the state file; a failure is counted, logged once per
 // incident and shown by /healthz until a save succeeds.
 func (s *Sidecar) saveState() error {
-	if err := writeState(s.cfg.StateFile, s.stateToSave()); err != nil {
+	if err := writeState(s.cfg.StateFile, s.tr.stateToSave()); err != nil {
 		s.m.stateErrors.Inc()
 		s.incident("state", err)
 		s.stateBroken.Store(err.Error())
 		return err
 	}
-	s.dirty = false
+	s.tr.dirty = false
 	s.stateBroken.Store("")
 	return nil
 }
@@ -153,7 +156,7 @@ func (s *Sidecar) succeed(rep CycleReport, start, now time.Time) CycleReport {
 	for _, k := range jobStates {
 		s.m.jobs.WithLabelValues(k).Set(float64(rep.Jobs[k]))
 	}
-	s.m.virtual.Set(float64(s.virtualLen()))
+	s.m.virtual.Set(float64(s.tr.virtualLen()))
 	return rep
 }
 

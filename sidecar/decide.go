@@ -29,37 +29,36 @@ type decision struct {
 // come on the free GPUs the snapshot shows, and returns the decisions for
 // the managed pending jobs, head of the queue first. It reads nothing from
 // Slurm and writes nothing to it.
-func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision {
-	rep.Arrived = s.reconcile(t, snap.Jobs, rep)
-	s.repredict(t)
-	free := s.freeModel(snap.Nodes, snap.Jobs)
-	s.claimTiers(snap.Jobs)
-	s.placeDispatched(t, free)
-	s.armPreemption()
-	rep.Dispatched = s.schedule(t, free)
-	if errs, n := s.env.TakeErrors(); n > 0 {
-		s.m.placementErrors.Add(float64(n))
-		s.incident("placement", errs[0])
+func (tr *tracker) decide(t float64, snap *Snapshot, rep *CycleReport) []decision {
+	rep.Arrived = tr.reconcile(t, snap.Jobs, rep)
+	tr.repredict(t)
+	free := tr.freeModel(snap.Nodes, snap.Jobs)
+	tr.claimTiers(snap.Jobs)
+	tr.placeDispatched(t, free)
+	tr.armPreemption()
+	rep.Dispatched = tr.schedule(t, free)
+	if errs, n := tr.env.TakeErrors(); n > 0 {
+		tr.note(event{kind: evPlacementFailed, n: n, err: errs[0]})
 	}
-	rep.Released = s.countReleases()
-	ranked := s.withStanding(s.rank())
+	rep.Released = tr.countReleases()
+	ranked := tr.withStanding(tr.rank())
 	ds := make([]decision, len(ranked))
-	if s.mode == WriteFactor {
-		s.factors = multifactor.SiteFactors(len(ranked), s.cfg.SiteFactorMax, s.factors)
+	if tr.mode == WriteFactor {
+		tr.factors = multifactor.SiteFactors(len(ranked), tr.cfg.SiteFactorMax, tr.factors)
 		for i, e := range ranked {
 			// An explicit priority asrpt set before (priority mode) masks
 			// the factor: it goes with the factor's write.
-			f := s.factors[i]
-			ds[i] = decision{e: e, factor: f, setFactor: e.prio != 0 || multifactor.FactorDue(e.factor, f, s.cfg.SiteFactorMax, i < multifactor.FactorHead || s.high(e))}
+			f := tr.factors[i]
+			ds[i] = decision{e: e, factor: f, setFactor: e.prio != 0 || multifactor.FactorDue(e.factor, f, tr.cfg.SiteFactorMax, i < multifactor.FactorHead || tr.high(e))}
 		}
 	} else {
-		want := s.label(ranked)
+		want := tr.label(ranked)
 		for i, e := range ranked {
 			ds[i] = decision{e: e, priority: want[i]}
 		}
 	}
 	for i := range ds {
-		ds[i].nodes, ds[i].gpn, ds[i].why = s.nodeUpdate(ds[i].e)
+		ds[i].nodes, ds[i].gpn, ds[i].why = tr.nodeUpdate(ds[i].e)
 		if ds[i].nodes == nil && unpin(ds[i].e) {
 			ds[i].nodes = []string{} // cleared: see unpin
 		}
@@ -69,10 +68,10 @@ func (s *Sidecar) decide(t float64, snap *Snapshot, rep *CycleReport) []decision
 
 // rank returns the managed pending jobs in the order Slurm should start
 // them: dispatched jobs in dispatch order, then the policy's order.
-func (s *Sidecar) rank() []*entry {
-	ranked := s.dispatched()
-	for _, t := range s.pol.Pending() {
-		if e := s.byTask[t]; e != nil && e.ph == phQueued {
+func (tr *tracker) rank() []*entry {
+	ranked := tr.dispatched()
+	for _, t := range tr.pol.Pending() {
+		if e := tr.byTask[t]; e != nil && e.ph == phQueued {
 			ranked = append(ranked, e)
 		}
 	}
@@ -80,31 +79,31 @@ func (s *Sidecar) rank() []*entry {
 }
 
 // high reports whether e belongs to the upper priority band.
-func (s *Sidecar) high(e *entry) bool {
+func (tr *tracker) high(e *entry) bool {
 	return e.ph == phDispatched || (e.task != nil && !math.IsNaN(e.task.Released))
 }
 
 // label returns the priority each ranked job should have.
-func (s *Sidecar) label(ranked []*entry) []uint32 {
-	s.cur = s.cur[:0]
+func (tr *tracker) label(ranked []*entry) []uint32 {
+	tr.cur = tr.cur[:0]
 	split := 0
 	for i, e := range ranked {
-		s.cur = append(s.cur, e.prio)
-		if s.high(e) {
+		tr.cur = append(tr.cur, e.prio)
+		if tr.high(e) {
 			split = i + 1
 		}
 	}
-	hi := Label(s.cur[:split], HighBand, nil)
-	s.labels = Label(s.cur[split:], LowBand, s.labels)
-	return append(hi, s.labels...)
+	hi := Label(tr.cur[:split], HighBand, nil)
+	tr.labels = Label(tr.cur[split:], LowBand, tr.labels)
+	return append(hi, tr.labels...)
 }
 
 // nodeUpdate returns the node list (and per-node GPU count, 0 for none) to
 // write for dispatched job e, or nil and the reason when none is to be
 // written: the job's request must allow it (see the package documentation).
-func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, reason.Reason) {
+func (tr *tracker) nodeUpdate(e *entry) ([]string, int, reason.Reason) {
 	switch {
-	case !s.cfg.RequiredNodes:
+	case !tr.cfg.RequiredNodes:
 		return nil, 0, reason.Of(reason.NodeListsOff, "node lists off (required_nodes = false)")
 	case e.sj == nil || e.ph != phDispatched:
 		return nil, 0, reason.Reason{}
@@ -121,14 +120,14 @@ func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, reason.Reason) {
 	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
 		return nil, 0, reason.Of(reason.NodesNamed, "the job names its nodes")
 	}
-	names, err := placement.NodeNames(s.cl, &e.place)
+	names, err := placement.NodeNames(tr.cl, &e.place)
 	if err != nil || len(names) == 0 {
 		return nil, 0, reason.Of(reason.NoPlacement, "no placement on nodes the job can use")
 	}
 	per := e.place.Slots[0].Count()
 	uniform := true
 	for _, sl := range e.place.Slots {
-		if !s.mayUse(e, sl.Node) {
+		if !tr.mayUse(e, sl.Node) {
 			return nil, 0, reason.Of(reason.NodeNotUsable, "placement on a node the job cannot use")
 		}
 		uniform = uniform && sl.Count() == per
@@ -139,7 +138,7 @@ func (s *Sidecar) nodeUpdate(e *entry) ([]string, int, reason.Reason) {
 		return names, 0, reason.Reason{}
 	case len(names) > 1 && uniform && sj.GPUs.PerNode == per:
 		return names, 0, reason.Reason{}
-	case len(names) > 1 && uniform && sj.GPUs.PerNode == 0 && sj.GPUs.PerJob == total && s.cfg.GPUsPerNode:
+	case len(names) > 1 && uniform && sj.GPUs.PerNode == 0 && sj.GPUs.PerJob == total && tr.cfg.GPUsPerNode:
 		return names, per, reason.Reason{}
 	}
 	return nil, 0, reason.Of(reason.GPUsPerNodeDiffer, "the placement does not match the job's GPUs per node")

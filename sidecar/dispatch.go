@@ -14,57 +14,57 @@ import (
 // would not start it there: memory, CPUs, features the model does not
 // know), gets a new Heavy-Edge placement, away from the old nodes when
 // possible; one that fits nowhere keeps no placement until it does.
-func (s *Sidecar) placeDispatched(t float64, free *placement.Free) {
-	ds := s.dispatched()
-	grace := s.cfg.DispatchGrace.Seconds()
+func (tr *tracker) placeDispatched(t float64, free *placement.Free) {
+	ds := tr.dispatched()
+	grace := tr.cfg.DispatchGrace.Seconds()
 	for _, e := range ds {
-		if e.placed && s.mayUsePlacement(e, &e.place) && free.Take(&e.place) == nil {
+		if e.placed && tr.mayUsePlacement(e, &e.place) && free.Take(&e.place) == nil {
 			if t-e.placedAt <= grace {
 				continue
 			}
 			if err := free.Give(&e.place); err != nil {
-				s.placementFailed(e, err)
+				tr.note(event{kind: evPlacementFailed, job: e.id, err: err})
 				continue
 			}
 			avoid := free.Clone()
 			_ = avoid.Take(&e.place)
-			if p, err := s.placeOn(avoid, e); err == nil && free.Take(&p) == nil {
+			if p, err := tr.placeOn(avoid, e); err == nil && free.Take(&p) == nil {
 				e.place, e.placedAt = p, t
-				s.m.replaced.Inc()
-				s.dirty = true
+				tr.note(event{kind: evReplaced, job: e.id})
+				tr.dirty = true
 				continue
 			}
 		}
-		p, err := s.placeOn(free, e)
+		p, err := tr.placeOn(free, e)
 		if st := policy.StatusOf(err); st.Code != policy.Fits {
 			if st.Code == policy.Failed {
-				s.placementFailed(e, err)
+				tr.note(event{kind: evPlacementFailed, job: e.id, err: err})
 			}
 			e.placed = false
 			continue
 		}
 		if free.Take(&p) == nil {
 			e.place, e.placed, e.placedAt = p, true, t
-			s.m.replaced.Inc()
-			s.dirty = true
+			tr.note(event{kind: evReplaced, job: e.id})
+			tr.dirty = true
 		}
 	}
 }
 
 // placeOn places e by its profile on the free GPUs of the nodes it may
 // use (free is not changed), through the replay's placement code.
-func (s *Sidecar) placeOn(free *placement.Free, e *entry) (placement.Placement, error) {
+func (tr *tracker) placeOn(free *placement.Free, e *entry) (placement.Placement, error) {
 	t := e.task
 	if t == nil { // dispatched before a restart: not back in the policy
 		t = &policy.Task{Job: &e.job, Prof: e.prof.Profile}
 	}
-	return s.env.PlaceAllowed(free, t, func(_ *policy.Task, i int) bool { return s.mayUse(e, i) })
+	return tr.env.PlaceAllowed(free, t, func(_ *policy.Task, i int) bool { return tr.mayUse(e, i) })
 }
 
 // dispatched returns the dispatched jobs in dispatch order.
-func (s *Sidecar) dispatched() []*entry {
+func (tr *tracker) dispatched() []*entry {
 	var ds []*entry
-	for _, e := range s.entries {
+	for _, e := range tr.entries {
 		if e.ph == phDispatched {
 			ds = append(ds, e)
 		}
@@ -76,18 +76,18 @@ func (s *Sidecar) dispatched() []*entry {
 // schedule runs the policy's scheduling pass through policy.Env.Dispatch,
 // the replay's code path, with the nodes each job's request may use, and
 // returns the number of jobs whose turn came.
-func (s *Sidecar) schedule(t float64, free *placement.Free) int {
-	started, preempted := s.env.Dispatch(s.pol, t, free, s.allow)
-	s.stopping(t, preempted)
+func (tr *tracker) schedule(t float64, free *placement.Free) int {
+	started, preempted := tr.env.Dispatch(tr.pol, t, free, tr.allow)
+	tr.stopping(t, preempted)
 	n := 0
 	for _, d := range started {
-		e := s.byTask[d.Task]
+		e := tr.byTask[d.Task]
 		if e == nil {
 			continue
 		}
-		s.dirty = true
-		e.ph, e.dseq = phDispatched, s.nextDSeq
-		s.nextDSeq++
+		tr.dirty = true
+		e.ph, e.dseq = phDispatched, tr.nextDSeq
+		tr.nextDSeq++
 		e.place, e.placed, e.placedAt = d.Task.Placement, d.Placed, t
 		if !d.Placed {
 			e.place = placement.Placement{}
@@ -98,7 +98,7 @@ func (s *Sidecar) schedule(t float64, free *placement.Free) int {
 }
 
 // allow is the policy.NodeFilter of the sidecar's jobs: mayUse.
-func (s *Sidecar) allow(t *policy.Task, node int) bool {
-	e := s.byTask[t]
-	return e == nil || s.mayUse(e, node)
+func (tr *tracker) allow(t *policy.Task, node int) bool {
+	e := tr.byTask[t]
+	return e == nil || tr.mayUse(e, node)
 }

@@ -31,6 +31,13 @@
 // (write.go) sends the changed values. The plan (asrpt plan) is built from
 // the same decisions.
 //
+// Two types split the work. tracker (tracker.go) is the decide step's
+// state — the tracked jobs, the policy, the predictor — and its methods
+// neither call Slurm nor touch a file, a log or a metric: what is to be
+// counted or logged they leave as events (event.go). Sidecar is the shell
+// around it: reads, writes, the state file, incidents, metrics, logs,
+// /status and /plan.
+//
 //  1. Read the nodes, then the accounting records since the last poll
 //     (Observe them), then the pending and running jobs — last, to keep
 //     the window between this read and the writes short (a failed node

@@ -68,7 +68,7 @@ func TestFactorModeWritesSiteFactors(t *testing.T) {
 	if w := h.fake.Writes(); len(w) != 0 {
 		t.Errorf("same time again: writes %v", w)
 	}
-	rows := h.s.plan(h.s.decide(unixSeconds(t0.Add(time.Minute)), &Snapshot{Jobs: mustJobs(t, h.fake), Nodes: mustNodes(t, h.fake)}, &CycleReport{Jobs: map[string]int{}}), nil, 0)
+	rows := h.s.tr.plan(h.s.tr.decide(unixSeconds(t0.Add(time.Minute)), &Snapshot{Jobs: mustJobs(t, h.fake), Nodes: mustNodes(t, h.fake)}, &CycleReport{Jobs: map[string]int{}}), nil, 0)
 	if len(rows) != 3 || rows[0].SiteFactorNew == nil || *rows[0].SiteFactorNew != 1000 || *rows[0].SiteFactorNow != 1000 ||
 		rows[0].PriorityNew != rows[0].PriorityNow {
 		t.Errorf("plan rows %+v", rows)
@@ -114,7 +114,7 @@ func TestFactorModeBoundsWrites(t *testing.T) {
 	if w := len(h.fake.Writes()); w == 0 || w > 20+rep.Released {
 		t.Errorf("one arrival at the head: %d writes (%d released), want at most the head region", w, rep.Released)
 	}
-	ranked := h.s.rank()
+	ranked := h.s.tr.rank()
 	want := multifactor.SiteFactors(len(ranked), max, nil)
 	for i, e := range ranked {
 		got := h.fake.SiteFactor(e.id)
@@ -207,8 +207,8 @@ func TestWriteModeFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.mode != WritePriority || testutil.ToFloat64(s.m.fallback) != 1 || testutil.ToFloat64(s.m.writeMode.WithLabelValues("priority")) != 1 {
-		t.Errorf("fallback: mode %s, metrics fallback %v", s.mode, testutil.ToFloat64(s.m.fallback))
+	if s.tr.mode != WritePriority || testutil.ToFloat64(s.m.fallback) != 1 || testutil.ToFloat64(s.m.writeMode.WithLabelValues("priority")) != 1 {
+		t.Errorf("fallback: mode %s, metrics fallback %v", s.tr.mode, testutil.ToFloat64(s.m.fallback))
 	}
 	for i := range nodes {
 		fake.EditNode(nodes[i].Name, func(n *slurmclient.Node) { n.GPUsUsed, n.State = 4, "ALLOCATED" })

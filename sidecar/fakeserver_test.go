@@ -122,7 +122,7 @@ func TestFakeServerEmptyJobList(t *testing.T) {
 	}
 	snapshot := func() map[string]kept {
 		out := map[string]kept{}
-		for id, e := range s.entries {
+		for id, e := range s.tr.entries {
 			k := kept{seq: e.seq, ph: e.ph}
 			if e.task != nil {
 				k.remain = e.task.VirtualRemaining()

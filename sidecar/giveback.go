@@ -161,7 +161,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 		return GivebackReport{}, err
 	}
 	want := map[string]managed{}
-	for id, e := range s.entries {
+	for id, e := range s.tr.entries {
 		if m, ok := toHandBack(e.prio, e.factor, e.nodes, e.wroteNodes, e.ownNodes, e.mayFactor, e.mayPrio); ok && !e.handsOff {
 			m.components = e.hetFactor
 			want[id] = m
@@ -170,7 +170,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
 	bad.fail(&rep, want)
 	for _, id := range rep.Returned {
-		e, m := s.entries[id], want[id]
+		e, m := s.tr.entries[id], want[id]
 		e.prio, e.factor, e.nodes, e.gpn, e.mayFactor, e.mayPrio = 0, 0, nil, 0, false, false
 		if m.factor {
 			s.m.writes.WithLabelValues("site_factor").Inc()
@@ -180,7 +180,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 			s.m.writes.WithLabelValues("release").Inc()
 		}
 	}
-	s.dirty = true
+	s.tr.dirty = true
 	return rep, rep.err()
 }
 

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -39,13 +38,6 @@ func (s *Sidecar) incident(key string, err error) {
 		}
 		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg(msg)
 	}
-}
-
-// placementFailed counts a failed placement of e (not a lack of free
-// GPUs) as a placement incident.
-func (s *Sidecar) placementFailed(e *entry, err error) {
-	s.m.placementErrors.Inc()
-	s.incident("placement", fmt.Errorf("job %s: %w", e.id, err))
 }
 
 // closeIncidents ends the incidents not seen in this cycle.

@@ -38,7 +38,7 @@ func TestLifecycleThroughFake(t *testing.T) {
 	h.fake.Submit(pend("9", "other", 4, at(0)))
 	h.cycle(at(0))
 	for _, id := range []string{"1", "9"} {
-		if e := h.s.entries[id]; e == nil || e.ph != phDispatched {
+		if e := h.s.tr.entries[id]; e == nil || e.ph != phDispatched {
 			t.Fatalf("job %s not dispatched: %+v", id, e)
 		}
 		j, _ := h.fake.Job(id)
@@ -53,7 +53,7 @@ func TestLifecycleThroughFake(t *testing.T) {
 	two.GPUs.Total = 8
 	h.fake.Submit(two)
 	h.cycle(at(10))
-	if e := h.s.entries["1"]; e.ph != phRunning {
+	if e := h.s.tr.entries["1"]; e.ph != phRunning {
 		t.Fatalf("job 1 in phase %v, want running", e.ph)
 	}
 	before := planRow(t, h.plan(at(11)), "2")
@@ -65,17 +65,17 @@ func TestLifecycleThroughFake(t *testing.T) {
 	// from one list, it is still tracked; the accounting record ends it.
 	h.fake.Finish("1", 4, 600*time.Second)
 	h.cycle(at(605))
-	if _, ok := h.s.entries["1"]; !ok {
+	if _, ok := h.s.tr.entries["1"]; !ok {
 		t.Fatal("job 1 forgotten after one list without it, before accounting showed its end")
 	}
 	h.cycle(at(700))
-	if _, ok := h.s.entries["1"]; ok {
+	if _, ok := h.s.tr.entries["1"]; ok {
 		t.Fatal("job 1 still tracked after accounting showed its end")
 	}
 	if n := histogramCount(t, h.s.m.predRatio); n != 1 {
 		t.Errorf("asrpt_prediction_ratio observed %d times, want 1", n)
 	}
-	if _, ok := h.s.finished["1"]; ok {
+	if _, ok := h.s.tr.finished["1"]; ok {
 		t.Error("job 1's prediction kept after its accounting record")
 	}
 	after := planRow(t, h.plan(at(701)), "2")
@@ -87,7 +87,7 @@ func TestLifecycleThroughFake(t *testing.T) {
 	// requeues it.
 	h.fake.Finish("9", 4, 0)
 	h.cycle(at(705))
-	if e := h.s.entries["2"]; e.ph != phDispatched {
+	if e := h.s.tr.entries["2"]; e.ph != phDispatched {
 		t.Fatalf("job 2 in phase %v, want dispatched", e.ph)
 	}
 	j, _ := h.fake.Job("2")
@@ -100,14 +100,14 @@ func TestLifecycleThroughFake(t *testing.T) {
 		h.fake.EditNode(n, func(n *slurmclient.Node) { n.GPUsUsed, n.State = 0, "IDLE" })
 	}
 	h.cycle(at(720))
-	if e := h.s.entries["2"]; e.ph != phDispatched || e.task == nil {
+	if e := h.s.tr.entries["2"]; e.ph != phDispatched || e.task == nil {
 		t.Fatalf("requeued job 2 in phase %v (task %v), want dispatched again", e.ph, e.task != nil)
 	}
 
 	// Held while dispatched: it leaves the policy and is left alone.
 	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held, j.Priority = true, 0 })
 	h.cycle(at(730))
-	if e := h.s.entries["2"]; e.ph != phIdle || e.task != nil || e.why != reason.Of(reason.Held, "held") {
+	if e := h.s.tr.entries["2"]; e.ph != phIdle || e.task != nil || e.why != reason.Of(reason.Held, "held") {
 		t.Errorf("held job 2: phase %v, task %v, why %q", e.ph, e.task != nil, e.why)
 	}
 	if r := planRow(t, h.plan(at(731)), "2"); r.Stage != "left_alone" || r.Reason != reason.Held || r.Note != "held" {

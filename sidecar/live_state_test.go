@@ -85,7 +85,7 @@ func TestLiveEmptyList(t *testing.T) {
 			t.Errorf("lab %s: %v suspect job lists counted, want the empty ones; log:\n%s", lab.Version, n, l.log.String())
 		}
 		for _, id := range pending {
-			e := l.s.entries[id]
+			e := l.s.tr.entries[id]
 			if e == nil || e.seq != seq[id] {
 				t.Errorf("lab %s: job %s after the empty lists: %+v (sequence number was %d)", lab.Version, id, e, seq[id])
 			}

@@ -95,7 +95,7 @@ type PlanRow struct {
 // plan builds the plan rows of the decisions, head first, then one row for
 // each pending job of jobs that asrpt leaves alone, with the reason; at
 // most limit rows (0: all).
-func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanRow {
+func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanRow {
 	if limit > 0 && len(ds) > limit {
 		ds = ds[:limit]
 	}
@@ -109,7 +109,7 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 		if e.sj != nil {
 			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
 		}
-		if s.mode == WriteFactor {
+		if tr.mode == WriteFactor {
 			now, next := e.factor, e.factor
 			if d.setFactor {
 				next = d.factor
@@ -118,7 +118,7 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 		}
 		r.Family = predictor.Family(e.job.Name)
 		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem
-		if s.preempting() {
+		if tr.preempting() {
 			switch {
 			case e.canStop():
 				r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
@@ -135,12 +135,12 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			r.Stage = "dispatched"
 			r.Nodes, r.Reason, r.Note = d.nodes, d.why.Code, d.why.Detail
 			if e.placed && e.task != nil {
-				r.Alpha, _ = s.env.Placer.AlphaOf(e.task.Prof, &e.place)
+				r.Alpha, _ = tr.env.Placer.AlphaOf(e.task.Prof, &e.place)
 			}
 		case e.standing:
 			r.Stage, r.Reason = "standing", reason.Standing
 			r.Note = "not ranked by asrpt (" + e.why.String() + "): ahead of every managed job Slurm's own order puts behind it"
-		case s.high(e):
+		case tr.high(e):
 			r.Stage, r.Reason = "released", reason.NoRoom
 		default:
 			r.Stage, r.Reason = "waiting", reason.VirtualQueue
@@ -162,16 +162,16 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			continue
 		}
 		why := reason.Of(reason.NotManaged, "not managed")
-		if e := s.entries[sj.ID]; e != nil && !e.why.None() {
+		if e := tr.entries[sj.ID]; e != nil && !e.why.None() {
 			why = e.why
-		} else if ok, w := s.eligible(sj, e); !ok {
+		} else if ok, w := tr.eligible(sj, e); !ok {
 			why = w
 		}
 		rows = append(rows, PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()),
-			GPUs: s.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
+			GPUs: tr.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
 			PriorityNew: sj.Priority, Reason: why.Code, Note: why.Detail})
 	}
-	if !s.preempting() {
+	if !tr.preempting() {
 		return rows
 	}
 	for i := range jobs {
@@ -179,7 +179,7 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 			break
 		}
 		if sj := &jobs[i]; !sj.Pending() {
-			rows = append(rows, s.runningRow(sj))
+			rows = append(rows, tr.runningRow(sj))
 		}
 	}
 	return rows
@@ -187,12 +187,12 @@ func (s *Sidecar) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanR
 
 // runningRow is the plan row of running job sj: whether asrpt may preempt
 // it, and why not.
-func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
-	r := PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()), GPUs: s.view.gpus(sj),
+func (tr *tracker) runningRow(sj *slurmclient.Job) PlanRow {
+	r := PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()), GPUs: tr.view.gpus(sj),
 		Stage: "running", PriorityNow: sj.Priority, PriorityNew: sj.Priority}
 	no := false
 	r.Preemptible = &no
-	e := s.entries[sj.ID]
+	e := tr.entries[sj.ID]
 	if e == nil || (e.ph != phRunning && e.ph != phStopping) {
 		r.Reason, r.Note = reason.NotInPolicy, "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"
 		if e != nil {
@@ -204,7 +204,7 @@ func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
 	if e.stopFrom != "" {
 		r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
 	}
-	p := s.cfg.Params
+	p := tr.cfg.Params
 	switch {
 	case e.ph == phStopping:
 		r.Stage, r.Reason = "stopping", reason.Stopping
@@ -213,7 +213,7 @@ func (s *Sidecar) runningRow(sj *slurmclient.Job) PlanRow {
 		r.Reason, r.Note = e.stopWhy.Code, e.stopWhy.Detail
 	case e.preemptions >= p.MaxPreemptions:
 		r.Reason, r.Note = reason.MaxPreemptions, fmt.Sprintf("preempted %d times: policy.max_preemptions", e.preemptions)
-	case e.task != nil && s.clock-e.task.Start < p.PreemptExempt:
+	case e.task != nil && tr.clock-e.task.Start < p.PreemptExempt:
 		r.Reason, r.Note = reason.Exempt, fmt.Sprintf("exempt until %s (policy.preempt_exempt after each start)",
 			time.Unix(int64(e.task.Start+p.PreemptExempt), 0).UTC().Format(time.RFC3339))
 	default:

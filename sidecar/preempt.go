@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"context"
 	"fmt"
 	"github.com/asrpt/asrpt/reason"
 	"math/bits"
@@ -46,7 +45,7 @@ import (
 // stopSlack is how long past its grace a signalled job may still run
 // before it counts as having ignored the signal: slurmctld's requeue and
 // the next job list take a few seconds to a cycle.
-func (s *Sidecar) stopSlack() float64 { return max(2*s.cfg.Interval.Seconds(), 60) }
+func (tr *tracker) stopSlack() float64 { return max(2*tr.cfg.Interval.Seconds(), 60) }
 
 // Outcomes of a preemption, the label of asrpt_preemptions_total.
 const (
@@ -57,7 +56,7 @@ const (
 )
 
 // preempting reports whether the configured policy preempts.
-func (s *Sidecar) preempting() bool { return s.cfg.Policy == "asrpt-preempt" }
+func (tr *tracker) preempting() bool { return tr.cfg.Policy == "asrpt-preempt" }
 
 // delivery returns the REST delivery of a stop's target.
 func delivery(to jobword.Target) slurmclient.Delivery {
@@ -72,9 +71,9 @@ func delivery(to jobword.Target) slurmclient.Delivery {
 
 // optIn decides, from e's record, whether e may be preempted and how it
 // stops (e.stop, from e.stopFrom), or why not (e.stopWhy).
-func (s *Sidecar) optIn(e *entry) {
+func (tr *tracker) optIn(e *entry) {
 	e.stop, e.stopFrom, e.stopWhy = jobword.Stop{}, "", reason.Reason{}
-	if !s.preempting() {
+	if !tr.preempting() {
 		e.stopWhy = reason.Of(reason.NotPreempting, "policy.name is not asrpt-preempt")
 		return
 	}
@@ -87,7 +86,7 @@ func (s *Sidecar) optIn(e *entry) {
 	case w.HasPreempt:
 		e.stop, e.stopFrom = w.Preempt, "comment"
 	default:
-		n, st := s.cfg.Preemption.rule(predictor.Family(sj.Name), sj.Account, sj.QOS)
+		n, st := tr.cfg.Preemption.rule(predictor.Family(sj.Name), sj.Account, sj.QOS)
 		if n == 0 {
 			e.stopWhy = reason.Of(reason.NotOptedIn, "not opted in: no asrpt:preempt word in its comment, no [[preemption.rule]] matches")
 			return
@@ -99,7 +98,7 @@ func (s *Sidecar) optIn(e *entry) {
 		e.stopWhy = reason.Of(reason.NoRequeue, "Slurm may not requeue it (--no-requeue, or JobRequeue=0)")
 	case sj.Shape() != slurmclient.ShapePlain:
 		e.stopWhy = reason.Of(reason.PreemptShape, "array tasks and heterogeneous jobs are not preempted")
-	case !s.slurm.SupportsDelivery(delivery(e.stop.To)):
+	case !tr.supportsDelivery(delivery(e.stop.To)):
 		e.stopWhy = reason.Of(reason.SignalUnsupported, fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.stop.To))
 	}
 	if !e.stopWhy.None() {
@@ -113,9 +112,9 @@ func (e *entry) canStop() bool { return e.stopFrom != "" && e.stopWhy.None() }
 // armPreemption sets each task's Preemptible for this cycle's pass: only
 // a job that opted in, that the policy started and Slurm runs, and only
 // while the sidecar has not handed its jobs back.
-func (s *Sidecar) armPreemption() {
-	on := s.preempting() && !s.givenBack.Load()
-	for _, e := range s.entries {
+func (tr *tracker) armPreemption() {
+	on := tr.preempting() && !tr.givenBack.Load()
+	for _, e := range tr.entries {
 		if e.task != nil {
 			e.task.Preemptible = on && e.canStop() && e.ph == phRunning && e.sj != nil && e.sj.State == jobstate.Running
 		}
@@ -123,11 +122,11 @@ func (s *Sidecar) armPreemption() {
 }
 
 // stopping marks the jobs the policy's pass preempted: stopping, held back
-// in the policy, to be signalled by this cycle's apply (s.stops).
-func (s *Sidecar) stopping(t float64, preempted []*policy.Task) {
-	s.stops = s.stops[:0]
+// in the policy, to be signalled by this cycle's apply (s.tr.stops).
+func (tr *tracker) stopping(t float64, preempted []*policy.Task) {
+	tr.stops = tr.stops[:0]
 	for _, task := range preempted {
-		e := s.byTask[task]
+		e := tr.byTask[task]
 		if e == nil {
 			continue
 		}
@@ -135,76 +134,22 @@ func (s *Sidecar) stopping(t float64, preempted []*policy.Task) {
 		e.preemptions = task.Preemptions
 		e.signalledAt = t
 		task.Blocked = true
-		s.stops = append(s.stops, e)
-		s.dirty = true
+		tr.stops = append(tr.stops, e)
+		tr.dirty = true
 	}
-}
-
-// signalStops sends this cycle's stop signals (none in a dry run, none
-// after a giveback, none when the state that records them could not be
-// saved: held). A stop that cannot be sent withdraws its job from the
-// policy for good (outcome failed). It returns an error only when the
-// context ended.
-func (s *Sidecar) signalStops(ctx context.Context, dry, held bool, rep *CycleReport) error {
-	stops := s.stops
-	s.stops = s.stops[:0]
-	for _, e := range stops {
-		rep.Preempted++
-		switch {
-		case dry:
-			continue
-		case held:
-			s.stopFailed(e, "the state, which records the signal first, could not be saved", nil)
-			continue
-		case s.givenBack.Load():
-			s.stopFailed(e, "the jobs were handed back", nil)
-			continue
-		}
-		d := delivery(e.stop.To)
-		s.m.signals.Inc()
-		err := s.slurm.SignalJob(ctx, e.id, e.stop.Signal, d)
-		if err != nil {
-			s.stopFailed(e, "the signal could not be sent", err)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			continue
-		}
-		e.signalSent = true
-		s.dirty = true
-		s.log.Info().Str("job", e.id).Str("signal", e.stop.Signal).Str("delivery", d.String()).Int("grace_s", e.stop.Grace).
-			Int("preemptions", e.preemptions).Str("opt_in", e.stopFrom).Msg("preempting: stop signal sent")
-	}
-	return nil
-}
-
-// stopFailed takes e, whose stop signal did not go out, out of the policy
-// for good: it runs on unmanaged and is never signalled again.
-func (s *Sidecar) stopFailed(e *entry, why string, err error) {
-	s.m.preemptions.WithLabelValues(outcomeFailed).Inc()
-	ev := s.log.Warn().Str("job", e.id)
-	if err != nil {
-		ev = ev.Err(err).Str("reason", Reason(err))
-	}
-	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
-	s.withdraw(s.clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
-	e.stopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
-	e.stopFrom = ""
 }
 
 // watchStop follows a signalled job that Slurm still does not show
 // pending at t: one still running stopSlack after its grace ignored the
 // signal; one stopped in a dry run (never signalled) leaves the policy at
 // once.
-func (s *Sidecar) watchStop(t float64, e *entry) {
+func (tr *tracker) watchStop(t float64, e *entry) {
 	switch {
 	case !e.signalSent:
-		s.withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
-	case t-e.signalledAt > float64(e.stop.Grace)+s.stopSlack():
-		s.m.preemptions.WithLabelValues(outcomeIgnored).Inc()
-		s.log.Warn().Str("job", e.id).Str("signal", e.stop.Signal).Int("grace_s", e.stop.Grace).
-			Msg("preempted job still runs after its grace: it ignored the signal; it is not preempted again")
-		s.withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
+		tr.withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
+	case t-e.signalledAt > float64(e.stop.Grace)+tr.stopSlack():
+		tr.note(event{kind: evPreemptOutcome, job: e.id, outcome: outcomeIgnored, signal: e.stop.Signal, grace: e.stop.Grace})
+		tr.withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
 		e.stopWhy, e.stopFrom, e.signalSent = reason.Of(reason.PreemptFailed, "it ignored a preemption signal"), "", false
 	}
 }
@@ -213,13 +158,12 @@ func (s *Sidecar) watchStop(t float64, e *entry) {
 // the policy, where it already is, ranked by its remaining work; after a
 // restart of the sidecar (the policy does not hold it) it is idle and
 // arrives again with its count of preemptions.
-func (s *Sidecar) requeued(e *entry) {
+func (tr *tracker) requeued(e *entry) {
 	if e.signalSent {
-		s.m.preemptions.WithLabelValues(outcomeRequeued).Inc()
-		s.log.Info().Str("job", e.id).Int("preemptions", e.preemptions).Msg("preempted job requeued")
+		tr.note(event{kind: evPreemptOutcome, job: e.id, outcome: outcomeRequeued, preemptions: e.preemptions})
 	}
 	e.signalSent = false
-	s.dirty = true
+	tr.dirty = true
 	if e.task == nil {
 		e.ph = phIdle
 		return
@@ -240,22 +184,22 @@ func unpin(e *entry) bool {
 // Slurm on the GPUs Slurm gave it, so that it may be preempted like a job
 // the policy started; asrpt-preempt only (the other policies forget such
 // a job). It reports whether it did.
-func (s *Sidecar) adopt(t float64, e *entry) bool {
-	ad, ok := s.pol.(policy.Adopter)
-	if !ok || !s.preempting() || e.task == nil || e.sj == nil || e.sj.State != jobstate.Running {
+func (tr *tracker) adopt(t float64, e *entry) bool {
+	ad, ok := tr.pol.(policy.Adopter)
+	if !ok || !tr.preempting() || e.task == nil || e.sj == nil || e.sj.State != jobstate.Running {
 		return false
 	}
 	start := t
 	if !e.sj.Start.IsZero() {
 		start = min(unixSeconds(e.sj.Start), t)
 	}
-	p := s.heldPlacement(e.sj, e.task.GPUs)
+	p := tr.heldPlacement(e.sj, e.task.GPUs)
 	if !ad.Adopt(t, e.task, start, p) {
 		return false
 	}
 	e.ph, e.place, e.placed, e.notPending = phRunning, p, len(p.Slots) > 0, 0
-	s.dirty = true
-	s.log.Debug().Str("job", e.id).Msg("started by Slurm before its turn; running in the policy")
+	tr.dirty = true
+	tr.note(event{kind: evAdopted, job: e.id})
 	return true
 }
 
@@ -265,11 +209,11 @@ func (s *Sidecar) adopt(t float64, e *entry) bool {
 // GPUs the job holds, which may not be those the policy chose (a job that
 // names its nodes, an array), and the exemption counts from its start in
 // Slurm, a cycle or more after its dispatch.
-func (s *Sidecar) heldBy(t float64, e *entry) {
-	if !s.preempting() || e.task == nil || e.sj == nil {
+func (tr *tracker) heldBy(t float64, e *entry) {
+	if !tr.preempting() || e.task == nil || e.sj == nil {
 		return
 	}
-	if p := s.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
+	if p := tr.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
 		e.task.Placement, e.place, e.placed = p, p, true
 	}
 	if !e.sj.Start.IsZero() {
@@ -282,11 +226,11 @@ func (s *Sidecar) heldBy(t float64, e *entry) {
 // heldPlacement returns the GPUs running job sj holds, from its GPU
 // indices, when they are on cluster nodes and add up to gpus; else an
 // empty placement.
-func (s *Sidecar) heldPlacement(sj *slurmclient.Job, gpus int) placement.Placement {
+func (tr *tracker) heldPlacement(sj *slurmclient.Job, gpus int) placement.Placement {
 	var p placement.Placement
 	n := 0
 	for name, idx := range sj.GPUIndices {
-		i, ok := s.nodeIndex[name]
+		i, ok := tr.nodeIndex[name]
 		if !ok {
 			return placement.Placement{}
 		}

@@ -42,7 +42,7 @@ func preemptHarness(t *testing.T, comment1, comment2 string, noRequeue bool, mod
 	}
 	h.cycle(t0.Add(time.Minute))
 	for _, id := range []string{"1", "2"} {
-		if e := h.s.entries[id]; e == nil || e.ph != phRunning {
+		if e := h.s.tr.entries[id]; e == nil || e.ph != phRunning {
 			t.Fatalf("job %s not running in the policy: %+v", id, e)
 		}
 	}
@@ -94,10 +94,10 @@ func TestPreemptLive(t *testing.T) {
 	if len(unrecorded) > 0 {
 		t.Errorf("signals sent before the state recorded them: %v", unrecorded)
 	}
-	if e := h.s.entries["1"]; e.ph != phStopping || e.task == nil || !e.task.Blocked {
+	if e := h.s.tr.entries["1"]; e.ph != phStopping || e.task == nil || !e.task.Blocked {
 		t.Errorf("job 1 after its stop: phase %v task %+v", e.ph, e.task)
 	}
-	if e := h.s.entries["3"]; e.ph != phDispatched {
+	if e := h.s.tr.entries["3"]; e.ph != phDispatched {
 		t.Errorf("head not dispatched: %v", e.ph)
 	}
 	// The plan shows, for each running job, whether it may be preempted.
@@ -127,7 +127,7 @@ func TestPreemptLive(t *testing.T) {
 	}
 	h.fake.ResetWrites()
 	h.cycle(at.Add(90 * time.Second))
-	e := h.s.entries["1"]
+	e := h.s.tr.entries["1"]
 	if e.ph != phQueued || e.task == nil || e.task.Preemptions != 1 || !e.task.Blocked {
 		t.Errorf("requeued job: phase %v task %+v", e.ph, e.task)
 	}
@@ -188,7 +188,7 @@ func TestPreemptRefused(t *testing.T) {
 				t.Errorf("signals %v, want %v", got, c.signaled)
 			}
 			if c.why != "" {
-				if e := h.s.entries["1"]; !strings.Contains(e.stopWhy.Detail, c.why) || e.stopWhy.Code != c.code || e.ph != phRunning {
+				if e := h.s.tr.entries["1"]; !strings.Contains(e.stopWhy.Detail, c.why) || e.stopWhy.Code != c.code || e.ph != phRunning {
 					t.Errorf("job 1: phase %v, why %q, want %q", e.ph, e.stopWhy, c.why)
 				}
 				if rep.Preempted != 0 {
@@ -199,13 +199,13 @@ func TestPreemptRefused(t *testing.T) {
 				if rep.Preempted != 1 || h.fake.Calls("SignalJob") != 0 {
 					t.Errorf("preempted %d, signal calls %d", rep.Preempted, h.fake.Calls("SignalJob"))
 				}
-				if e := h.s.entries["1"]; e.signalSent {
+				if e := h.s.tr.entries["1"]; e.signalSent {
 					t.Errorf("job 1 marked signalled")
 				}
 				// The job leaves the policy: never signalled later.
 				h.s.cfg.StateFile = h.cfg.StateFile
 				h.cycle(at.Add(time.Minute))
-				if e := h.s.entries["1"]; e.ph != phIdle || h.fake.Calls("SignalJob") != 0 {
+				if e := h.s.tr.entries["1"]; e.ph != phIdle || h.fake.Calls("SignalJob") != 0 {
 					t.Errorf("after: phase %v, signal calls %d", e.ph, h.fake.Calls("SignalJob"))
 				}
 			}
@@ -240,20 +240,20 @@ func TestPreemptOutcomes(t *testing.T) {
 				h.cycle(at.Add(time.Duration(i+1) * time.Minute))
 			}
 		}, check: func(t *testing.T, h *harness) {
-			if _, ok := h.s.entries["1"]; ok {
+			if _, ok := h.s.tr.entries["1"]; ok {
 				t.Errorf("finished job still tracked")
 			}
 		}},
 		{name: "ignored", outcome: outcomeIgnored, after: func(h *harness) {
 			h.cycle(at.Add(2 * time.Minute))
-			if e := h.s.entries["1"]; e.ph != phStopping {
+			if e := h.s.tr.entries["1"]; e.ph != phStopping {
 				t.Fatalf("within grace + slack: phase %v", e.ph)
 			}
 			for i := range 3 {
 				h.cycle(at.Add(time.Duration(10+i) * time.Minute))
 			}
 		}, check: func(t *testing.T, h *harness) {
-			if e := h.s.entries["1"]; e.ph != phIdle || e.task != nil || e.canStop() {
+			if e := h.s.tr.entries["1"]; e.ph != phIdle || e.task != nil || e.canStop() {
 				t.Errorf("job that ignored its signal: phase %v task %v", e.ph, e.task)
 			}
 		}},
@@ -262,7 +262,7 @@ func TestPreemptOutcomes(t *testing.T) {
 			h.fake.Requeue("1", 2, at.Add(3*time.Minute))
 			h.cycle(at.Add(time.Minute))
 		}, check: func(t *testing.T, h *harness) {
-			if e := h.s.entries["1"]; e.ph != phQueued || e.task == nil || e.task.Preemptions != 1 {
+			if e := h.s.tr.entries["1"]; e.ph != phQueued || e.task == nil || e.task.Preemptions != 1 {
 				t.Errorf("requeued job after a restart: phase %v task %+v", e.ph, e.task)
 			}
 		}},
@@ -367,7 +367,7 @@ func TestPreemptAdopted(t *testing.T) {
 		h.cycle(t0.Add(time.Duration(i+1) * time.Second))
 	}
 	for _, id := range []string{"1", "2"} {
-		e := h.s.entries[id]
+		e := h.s.tr.entries[id]
 		if e.ph != phRunning || e.task == nil || len(e.task.Placement.Slots) != 1 {
 			t.Fatalf("job %s started by Slurm: phase %v task %+v", id, e.ph, e.task)
 		}

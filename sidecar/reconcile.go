@@ -13,22 +13,22 @@ import (
 )
 
 // eligible reports whether a Slurm job may be managed, and why not.
-func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, reason.Reason) {
+func (tr *tracker) eligible(sj *slurmclient.Job, e *entry) (bool, reason.Reason) {
 	if !sj.Pending() {
 		return false, reason.Of(reason.NotPending, "not pending")
 	}
-	if ok, why := s.view.manageable(sj); !ok {
+	if ok, why := tr.view.manageable(sj); !ok {
 		return false, why
 	}
-	g := s.view.gpus(sj)
+	g := tr.view.gpus(sj)
 	switch {
 	case sj.Held:
 		return false, reason.Of(reason.Held, "held")
 	case g <= 0:
 		return false, reason.Of(reason.NoGPUs, "no GPUs")
-	case !s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
+	case !tr.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
 		return false, reason.Of(reason.OutOfScope, "out of scope")
-	case g > s.env.G:
+	case g > tr.env.G:
 		return false, reason.Of(reason.LargerThanCluster, "larger than the cluster")
 	case e != nil && e.handsOff:
 		return false, reason.Of(reason.AdminPriority, "priority set by an admin")
@@ -38,19 +38,19 @@ func (s *Sidecar) eligible(sj *slurmclient.Job, e *entry) (bool, reason.Reason) 
 
 // reconcile brings the tracked jobs and the policy up to date with Slurm's
 // queue and returns the number of arrivals.
-func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport) int {
-	for _, e := range s.entries {
+func (tr *tracker) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport) int {
+	for _, e := range tr.entries {
 		e.sj = nil
 	}
-	s.view = newQueueView(jobs)
-	s.view.now = t
+	tr.view = newQueueView(jobs)
+	tr.view.now = t
 	var arrivals []*entry
 	for i := range jobs {
 		sj := &jobs[i]
 		if i > 0 && jobs[i-1].ID == sj.ID {
 			continue // listed twice (the client orders jobs by id): counted once
 		}
-		e := s.entries[sj.ID]
+		e := tr.entries[sj.ID]
 		switch {
 		case sj.Pending() && sj.Held:
 			rep.Jobs["held"]++
@@ -60,37 +60,37 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			rep.Jobs["running"]++
 		}
 		if e == nil {
-			if ok, why := s.eligible(sj, nil); ok {
-				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: s.view.heldBack(sj), base: sj.Priority, lastPending: true}
-				s.entries[sj.ID] = e
+			if ok, why := tr.eligible(sj, nil); ok {
+				e = &entry{id: sj.ID, sj: sj, ownNodes: len(sj.RequiredNodes) > 0, heldBack: tr.view.heldBack(sj), base: sj.Priority, lastPending: true}
+				tr.entries[sj.ID] = e
 				arrivals = append(arrivals, e)
-			} else if s.standable(sj, why) {
-				e = &entry{id: sj.ID, sj: sj, ph: phIdle, why: why, standing: true, heldBack: s.view.heldBack(sj),
+			} else if tr.standable(sj, why) {
+				e = &entry{id: sj.ID, sj: sj, ph: phIdle, why: why, standing: true, heldBack: tr.view.heldBack(sj),
 					base: sj.Priority, ownNodes: len(sj.RequiredNodes) > 0, lastPending: true}
-				s.entries[sj.ID] = e
-				s.dirty = true
+				tr.entries[sj.ID] = e
+				tr.dirty = true
 			} else if why.Code == reason.OutOfScope {
 				rep.Jobs["out_of_scope"]++
 			}
 			continue
 		}
 		e.sj, e.absent, e.lostSince, e.lastPending = sj, 0, 0, sj.Pending()
-		delete(s.ended, sj.ID)
-		e.heldBack = s.view.heldBack(sj)
+		delete(tr.ended, sj.ID)
+		e.heldBack = tr.view.heldBack(sj)
 		if !sj.Pending() {
 			switch e.ph {
 			case phDispatched:
 				e.ph = phRunning
-				s.dirty = true
-				s.heldBy(t, e) // where and since when Slurm runs it
+				tr.dirty = true
+				tr.heldBy(t, e) // where and since when Slurm runs it
 			case phQueued:
 				// Withdrawn only when startedCycles lists in a row show it
 				// not pending: a flapping job keeps its place.
-				if e.notPending++; e.notPending >= startedCycles && !s.adopt(t, e) {
-					s.withdraw(t, e, reason.Of(reason.Withdrawn, "started by Slurm before its turn"), false)
+				if e.notPending++; e.notPending >= startedCycles && !tr.adopt(t, e) {
+					tr.withdraw(t, e, reason.Of(reason.Withdrawn, "started by Slurm before its turn"), false)
 				}
 			case phStopping:
-				s.watchStop(t, e)
+				tr.watchStop(t, e)
 			}
 			continue
 		}
@@ -99,40 +99,39 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 		// response without one, or out of range): it proves nothing.
 		if e.prio != 0 && !sj.Held && !e.handsOff && sj.Priority != 0 && sj.Priority != e.prio {
 			e.handsOff = true
-			s.dirty = true
-			s.log.Info().Str("job", e.id).Uint32("wrote", e.prio).Uint32("now", sj.Priority).
-				Msg("priority changed by someone else; leaving the job alone")
+			tr.dirty = true
+			tr.note(event{kind: evHandsOff, job: e.id, wrote: e.prio, now: sj.Priority})
 		}
-		ok, why := s.eligible(sj, e)
+		ok, why := tr.eligible(sj, e)
 		if sj.Shape() == slurmclient.ShapeArrayRemainder {
 			if e.ph == phDispatched && e.tasks != "" && sj.Array.Tasks != e.tasks {
 				// A task of the array whose turn had come has started: the
 				// rest of the array arrives again as its next task.
-				s.leavePolicy(t, e, reason.Of(reason.Withdrawn, "array task started"))
+				tr.leavePolicy(t, e, reason.Of(reason.Withdrawn, "array task started"))
 			}
 			e.tasks = sj.Array.Tasks
 		}
 		if e.ph == phStopping {
-			s.requeued(e)
+			tr.requeued(e)
 		}
 		switch e.ph {
 		case phQueued:
 			if !ok {
-				s.withdraw(t, e, why, true)
+				tr.withdraw(t, e, why, true)
 			}
 		case phDispatched:
 			switch {
 			case !ok:
-				s.leavePolicy(t, e, why)
+				tr.leavePolicy(t, e, why)
 			case e.heldBack != "":
 				// Its turn came, then Slurm held it back (a limit reached
 				// by the jobs that started meanwhile): it gives its GPUs
 				// up and is ranked again.
-				s.leavePolicy(t, e, reason.Of(reason.HeldBack, "held back by Slurm after its turn came: "+e.heldBack))
+				tr.leavePolicy(t, e, reason.Of(reason.HeldBack, "held back by Slurm after its turn came: "+e.heldBack))
 				arrivals = append(arrivals, e)
 			}
 		case phRunning: // requeued
-			s.leavePolicy(t, e, reason.Of(reason.Withdrawn, "requeued"))
+			tr.leavePolicy(t, e, reason.Of(reason.Withdrawn, "requeued"))
 			if ok {
 				arrivals = append(arrivals, e)
 			}
@@ -142,12 +141,12 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 			}
 		}
 	}
-	for _, e := range s.entries {
-		if e.sj == nil && s.gone(e) {
-			if s.keepLost(t, e) {
+	for _, e := range tr.entries {
+		if e.sj == nil && tr.gone(e) {
+			if tr.keepLost(t, e) {
 				continue
 			}
-			s.vanish(t, e)
+			tr.vanish(t, e)
 		}
 	}
 	slices.SortFunc(arrivals, func(a, b *entry) int {
@@ -158,11 +157,11 @@ func (s *Sidecar) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport)
 	})
 	n := 0
 	for _, e := range arrivals {
-		if e.parked && s.rejoin(t, e) || !e.parked && s.arrive(t, e) {
+		if e.parked && tr.rejoin(t, e) || !e.parked && tr.arrive(t, e) {
 			n++
 		}
 	}
-	for _, e := range s.entries {
+	for _, e := range tr.entries {
 		if e.task != nil {
 			e.task.Blocked = e.heldBack != "" || e.ph == phStopping
 		}
@@ -202,85 +201,81 @@ func toJob(sj *slurmclient.Job) job.Job {
 }
 
 // arrive predicts e and hands it to the policy.
-func (s *Sidecar) arrive(t float64, e *entry) bool {
+func (tr *tracker) arrive(t float64, e *entry) bool {
 	e.standing = false
 	e.job = toJob(e.sj)
-	e.job.GPUs = s.view.gpus(e.sj)
+	e.job.GPUs = tr.view.gpus(e.sj)
 	e.tasks = e.sj.Array.Tasks
-	e.est = s.pred.Predict(&e.job)
-	e.prof = s.profiles.Resolve(e.sj.Comment, predictor.Family(e.job.Name), e.job.Account, max(e.job.GPUs, 1))
+	e.est = tr.pred.Predict(&e.job)
+	e.prof = tr.profiles.Resolve(e.sj.Comment, predictor.Family(e.job.Name), e.job.Account, max(e.job.GPUs, 1))
 	e.job.Profile = e.prof.Model
-	s.m.profiles.WithLabelValues(string(e.prof.Source)).Inc()
-	if e.prof.Problem != "" {
-		s.m.profileProblems.WithLabelValues(e.prof.ProblemKind).Inc()
-		s.log.Warn().Str("job", e.id).Str("problem", e.prof.Problem).Str("profile", e.prof.Model).
-			Str("source", string(e.prof.Source)).Msg("job profile refused; using the next source")
-	}
-	s.optIn(e)
-	e.seq = s.nextSeq
-	s.nextSeq++
+	tr.note(event{kind: evProfile, job: e.id, source: string(e.prof.Source), problem: e.prof.Problem,
+		problemKind: e.prof.ProblemKind, profile: e.prof.Model})
+	tr.optIn(e)
+	e.seq = tr.nextSeq
+	tr.nextSeq++
 	e.released, e.parked, e.remaining = false, false, 0
-	return s.enter(t, e, func(task *policy.Task) { s.pol.Arrive(t, task) })
+	return tr.enter(t, e, func(task *policy.Task) { tr.pol.Arrive(t, task) })
 }
 
 // rejoin puts a parked job back into the policy with the virtual work it
 // had left when it was withdrawn (a released job rejoins the end of the
 // release queue).
-func (s *Sidecar) rejoin(t float64, e *entry) bool {
+func (tr *tracker) rejoin(t float64, e *entry) bool {
 	released, remaining := e.released, e.remaining
 	e.parked, e.remaining = false, 0
-	return s.enter(t, e, func(task *policy.Task) { s.pol.Restore(t, task, remaining, released) })
+	return tr.enter(t, e, func(task *policy.Task) { tr.pol.Restore(t, task, remaining, released) })
 }
 
 // enter creates e's task with e.est and hands it to the policy by add.
-func (s *Sidecar) enter(t float64, e *entry, add func(*policy.Task)) bool {
-	task, err := s.env.NewLiveTask(&e.job, e.seq, e.est, e.prof.Profile)
+func (tr *tracker) enter(t float64, e *entry, add func(*policy.Task)) bool {
+	task, err := tr.env.NewLiveTask(&e.job, e.seq, e.est, e.prof.Profile)
 	if err != nil {
 		e.ph, e.why = phIdle, reason.Of(reason.NotSchedulable, err.Error())
-		s.log.Warn().Err(err).Str("job", e.id).Msg("job cannot be scheduled by the policy")
+		tr.note(event{kind: evNotSchedulable, job: e.id, err: err})
 		return false
 	}
 	task.Preemptions = e.preemptions
 	add(task)
 	e.task, e.ph, e.why = task, phQueued, reason.Reason{}
-	s.byTask[task] = e
-	s.dirty = true
+	tr.byTask[task] = e
+	tr.dirty = true
 	return true
 }
 
 // withdraw takes a waiting job out of the policy and keeps e as idle;
 // park keeps its virtual work left so that it can rejoin where it was.
-func (s *Sidecar) withdraw(t float64, e *entry, why reason.Reason, park bool) {
+func (tr *tracker) withdraw(t float64, e *entry, why reason.Reason, park bool) {
 	if e.task != nil {
 		if park {
 			e.parked, e.remaining = true, e.task.VirtualRemaining()
 			e.released = !math.IsNaN(e.task.Released)
 		}
-		s.pol.Withdraw(t, e.task)
-		delete(s.byTask, e.task)
+		tr.pol.Withdraw(t, e.task)
+		delete(tr.byTask, e.task)
 		e.task = nil
 	}
 	e.ph, e.why = phIdle, why
-	s.dirty = true
+	tr.dirty = true
 }
 
 // leavePolicy finishes a task the policy holds as running and keeps e as
 // idle.
-func (s *Sidecar) leavePolicy(t float64, e *entry, why reason.Reason) {
+func (tr *tracker) leavePolicy(t float64, e *entry, why reason.Reason) {
 	if e.task != nil {
-		s.pol.Finish(t, e.task)
-		delete(s.byTask, e.task)
+		tr.pol.Finish(t, e.task)
+		delete(tr.byTask, e.task)
 		e.task = nil
 	}
 	e.ph, e.why, e.placed, e.parked = phIdle, why, false, false
-	s.dirty = true
+	tr.dirty = true
 }
 
 // countReleases marks the jobs the virtual machine released since the
 // last call and returns how many.
-func (s *Sidecar) countReleases() int {
+func (tr *tracker) countReleases() int {
 	n := 0
-	for t, e := range s.byTask {
+	for t, e := range tr.byTask {
 		if !e.released && !math.IsNaN(t.Released) {
 			e.released = true
 			n++
@@ -290,9 +285,9 @@ func (s *Sidecar) countReleases() int {
 }
 
 // virtualLen returns the number of waiting jobs not yet released.
-func (s *Sidecar) virtualLen() int {
+func (tr *tracker) virtualLen() int {
 	n := 0
-	for t, e := range s.byTask {
+	for t, e := range tr.byTask {
 		if e.ph == phQueued && math.IsNaN(t.Released) {
 			n++
 		}
@@ -303,27 +298,27 @@ func (s *Sidecar) virtualLen() int {
 // vanish handles a job Slurm no longer lists (finished or cancelled):
 // one accounting reported ended, or missing from absentCycles lists in a
 // row (see gone).
-func (s *Sidecar) vanish(t float64, e *entry) {
-	s.dirty = true
-	defer delete(s.ended, e.id)
+func (tr *tracker) vanish(t float64, e *entry) {
+	tr.dirty = true
+	defer delete(tr.ended, e.id)
 	switch e.ph {
 	case phQueued:
-		s.withdraw(t, e, reason.Of(reason.Withdrawn, "gone"), false)
+		tr.withdraw(t, e, reason.Of(reason.Withdrawn, "gone"), false)
 	case phDispatched, phRunning, phStopping:
-		if !s.ended[e.id] { // else its accounting record was seen
-			s.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
+		if !tr.ended[e.id] { // else its accounting record was seen
+			tr.finished[e.id] = finishedJob{est: e.est.Seconds, since: t}
 		}
 		if e.ph == phStopping && e.signalSent {
-			s.m.preemptions.WithLabelValues(outcomeFinished).Inc()
+			tr.note(event{kind: evPreemptOutcome, job: e.id, outcome: outcomeFinished})
 		}
 		if e.task != nil {
 			if e.ph == phStopping {
-				s.pol.Withdraw(t, e.task) // waiting in the policy
+				tr.pol.Withdraw(t, e.task) // waiting in the policy
 			} else {
-				s.pol.Finish(t, e.task)
+				tr.pol.Finish(t, e.task)
 			}
-			delete(s.byTask, e.task)
+			delete(tr.byTask, e.task)
 		}
 	}
-	delete(s.entries, e.id)
+	delete(tr.entries, e.id)
 }

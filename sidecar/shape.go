@@ -164,11 +164,11 @@ func nodeListBar(sj *slurmclient.Job) reason.Reason {
 // (outranked), the job does not exclude it, and, for a job that named its
 // own nodes, it is one of them. A job pinned to a node it cannot use would wait for ever, or
 // start elsewhere than asrpt planned.
-func (s *Sidecar) mayUse(e *entry, i int) bool {
+func (tr *tracker) mayUse(e *entry, i int) bool {
 	if e.sj == nil {
 		return true
 	}
-	name := s.cl.Nodes[i].Name
+	name := tr.cl.Nodes[i].Name
 	if slices.Contains(e.sj.ExcludedNodes, name) {
 		return false
 	}
@@ -177,21 +177,21 @@ func (s *Sidecar) mayUse(e *entry, i int) bool {
 		return false
 	}
 	parts := e.sj.Partitions()
-	if len(parts) == 0 || i >= len(s.nodeParts) || s.nodeParts[i] == nil {
+	if len(parts) == 0 || i >= len(tr.nodeParts) || tr.nodeParts[i] == nil {
 		return true
 	}
 	for _, p := range parts {
-		if slices.Contains(s.nodeParts[i], p) {
-			return !s.outranked(e, i, parts)
+		if slices.Contains(tr.nodeParts[i], p) {
+			return !tr.outranked(e, i, parts)
 		}
 	}
 	return false
 }
 
 // mayUsePlacement reports whether e may use every node of p.
-func (s *Sidecar) mayUsePlacement(e *entry, p *placement.Placement) bool {
+func (tr *tracker) mayUsePlacement(e *entry, p *placement.Placement) bool {
 	for _, sl := range p.Slots {
-		if !s.mayUse(e, sl.Node) {
+		if !tr.mayUse(e, sl.Node) {
 			return false
 		}
 	}

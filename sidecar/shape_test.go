@@ -109,7 +109,7 @@ func TestArrayRankedAsOneUnitWithoutNodeList(t *testing.T) {
 	if n := writesTo(h.fake.Writes(), "20"); n != 0 {
 		t.Errorf("%d writes to a running task: %v", n, h.fake.Writes())
 	}
-	if e := h.s.entries["20"]; e != nil {
+	if e := h.s.tr.entries["20"]; e != nil {
 		t.Errorf("running task tracked: %+v", e)
 	}
 }
@@ -138,8 +138,8 @@ func TestArrayAtThrottleParked(t *testing.T) {
 	}
 	h.fake.Finish("21", 1, 0)
 	rep = h.cycle(t0.Add(30 * time.Second))
-	if rep.Arrived != 1 || h.s.entries["10"].ph != phQueued {
-		t.Errorf("arrived %d, array phase %v: want the array back in the policy", rep.Arrived, h.s.entries["10"].ph)
+	if rep.Arrived != 1 || h.s.tr.entries["10"].ph != phQueued {
+		t.Errorf("arrived %d, array phase %v: want the array back in the policy", rep.Arrived, h.s.tr.entries["10"].ph)
 	}
 }
 
@@ -237,8 +237,8 @@ func TestFailedWriteBacksOff(t *testing.T) {
 	}
 	h.fake.SetInterceptor(nil)
 	h.cycle(t0.Add(31 * 30 * time.Second))
-	if j, _ := h.fake.Job("1"); j.Priority == 1000 || len(h.s.entries["1"].fails) != 0 {
-		t.Errorf("priority %d after the refusals ended, failures %v", j.Priority, h.s.entries["1"].fails)
+	if j, _ := h.fake.Job("1"); j.Priority == 1000 || len(h.s.tr.entries["1"].fails) != 0 {
+		t.Errorf("priority %d after the refusals ended, failures %v", j.Priority, h.s.tr.entries["1"].fails)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/internal/ownedpath"
-	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 )
@@ -21,65 +20,22 @@ import (
 // RunOnce and Run must not be called concurrently; Handler may be served
 // from other goroutines.
 type Sidecar struct {
-	cfg       Config
-	cl        *cluster.Cluster
-	nodeIndex map[string]int
-	env       *policy.Env
-	pol       policy.Policy
-	pred      predictor.Predictor
-	profiles  *jobprofile.Resolver
-	slurm     Slurm
-	log       zerolog.Logger
-	m         *metrics
+	cfg   Config
+	slurm Slurm
+	log   zerolog.Logger
+	m     *metrics
 	health
 
-	entries  map[string]*entry
-	byTask   map[*policy.Task]*entry
-	nextSeq  int
-	nextDSeq int
-	clock    float64   // time of the last cycle, Unix seconds
-	acctFrom time.Time // start of the next accounting query
-	finished map[string]finishedJob
-	// ended holds the tracked jobs accounting reported ended (any state)
-	// while the job list still showed them or since it last did: missing
-	// from a list, they are finished at once (see absentCycles).
-	ended map[string]bool
-	// unreadable holds the ids of this cycle's job records the client
-	// skipped (slurmclient.RecordErrors): listed, though not usable.
-	unreadable map[string]bool
-	active     map[string]*openIncident // open incidents by key
-	seen       map[string]bool
-	dirty      bool
-	// regroups holds the recurrence groups (predictor.GroupKey) of the
-	// jobs accounting reported finished this cycle: their waiting jobs are
-	// predicted again (design §5.3).
-	regroups map[string]bool
+	// tr is the decide step's state (tracker.go).
+	tr *tracker
 
-	// mode is the write mode in effect: cfg.WriteMode, or WritePriority
-	// after a fallback (cfg.PriorityFallback).
-	mode WriteMode
+	acctFrom time.Time                // start of the next accounting query
+	active   map[string]*openIncident // open incidents by key
+	seen     map[string]bool
 
-	labels  []uint32
-	cur     []uint32
-	factors []uint32
-
-	// stops are the jobs this cycle's pass preempted, to be signalled by
-	// apply (preempt.go); givenBack is set once the sidecar handed its
-	// jobs back: no stop signal goes out after that.
-	stops     []*entry
+	// givenBack is set once the sidecar handed its jobs back: no stop
+	// signal goes out after that.
 	givenBack atomic.Bool
-
-	// view groups this cycle's records of arrays and heterogeneous jobs;
-	// nodeParts holds the partitions of each cluster node (by index) as
-	// this cycle's node list gave them.
-	view      queueView
-	nodeParts [][]string
-	// tiers is Options.PartitionTiers; tierClaim holds, by cluster node
-	// index, the highest PriorityTier of a partition of that node that a
-	// pending job (not held, not held back) may run in this cycle (0:
-	// none).
-	tiers     map[string]int
-	tierClaim []int
 	// reloads delivers new configurations to Run (nil: none).
 	reloads <-chan Reload
 	// status is the last published Status (/status).
@@ -163,11 +119,6 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
-	env := policy.NewEnv(o.Cluster, cfg.Params)
-	pol, err := policy.New(cfg.Policy, env)
-	if err != nil {
-		return nil, fmt.Errorf("sidecar: %w", err)
-	}
 	pred := o.Predictor
 	if pred == nil {
 		if pred, err = predictor.ByName(cfg.Predictor, cfg.PredictorConfig()); err != nil {
@@ -175,31 +126,27 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		}
 	}
 	s := &Sidecar{
-		cfg: cfg, cl: o.Cluster, env: env, pol: pol, pred: pred, slurm: o.Slurm, log: o.Log,
-		profiles: cfg.Profiles.Resolver(),
-		m:        newMetrics(), nodeIndex: make(map[string]int, len(o.Cluster.Nodes)),
-		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
-		finished: map[string]finishedJob{}, ended: map[string]bool{}, unreadable: map[string]bool{}, active: map[string]*openIncident{}, seen: map[string]bool{},
-		clock: math.Inf(-1), reloads: o.Reload, mode: mode, tiers: o.PartitionTiers,
+		cfg: cfg, slurm: o.Slurm, log: o.Log, m: newMetrics(),
+		active: map[string]*openIncident{}, seen: map[string]bool{}, reloads: o.Reload,
+	}
+	if s.tr, err = newTracker(cfg, o.Cluster, pred, mode, o.PartitionTiers, o.Slurm.SupportsDelivery, &s.givenBack); err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
 	}
 	s.m.setWriteMode(mode, fallback)
 	if fallback {
 		s.log.Warn().Str("slurm", o.SlurmVersion).Str("write_mode", string(mode)).
 			Msg("the REST API cannot write site factors; writing priorities instead (sidecar.priority_fallback)")
 	}
-	env.Allow = s.allow
 	s.intervalNs.Store(int64(cfg.Interval))
-	for i, n := range o.Cluster.Nodes {
-		s.nodeIndex[n.Name] = i
-	}
 	s.started.Store(time.Now().UnixNano())
 	if cfg.StateFile != "" {
 		st, err := readState(cfg.StateFile)
 		switch {
 		case err == nil:
-			if err := s.restore(st); err != nil {
+			if err := s.tr.restore(st); err != nil {
 				s.stateProblem(err)
 			}
+			s.recordEvents()
 		case errors.Is(err, errNoState):
 		case errors.Is(err, ownedpath.ErrUntrusted):
 			// Another user could have written it: neither used nor moved.
@@ -222,13 +169,13 @@ func (s *Sidecar) stateProblem(err error) {
 		}
 	}
 	ev.Msg("state file unusable; rebuilding the state from Slurm")
-	s.resetState()
+	s.tr.resetState()
 }
 
-func (s *Sidecar) resetState() {
-	s.pol, _ = policy.New(s.cfg.Policy, s.env)
-	s.entries = map[string]*entry{}
-	s.byTask = map[*policy.Task]*entry{}
-	s.nextSeq, s.nextDSeq = 0, 0
-	s.clock = math.Inf(-1)
+func (tr *tracker) resetState() {
+	tr.pol, _ = policy.New(tr.cfg.Policy, tr.env)
+	tr.entries = map[string]*entry{}
+	tr.byTask = map[*policy.Task]*entry{}
+	tr.nextSeq, tr.nextDSeq = 0, 0
+	tr.clock = math.Inf(-1)
 }

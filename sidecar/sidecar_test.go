@@ -523,7 +523,7 @@ func TestRestartKeepsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.cycle(last) // the same time: writes the plan's values, saves
-	for _, e := range h.s.entries {
+	for _, e := range h.s.tr.entries {
 		if e.task != nil && e.ph == phQueued && e.released == math.IsNaN(e.task.Released) {
 			t.Fatalf("job %s: counted released=%v, policy Released=%v", e.id, e.released, e.task.Released)
 		}
@@ -703,18 +703,18 @@ func TestStartedBeforeItsTurn(t *testing.T) {
 	if rep.Dispatched != 1 {
 		t.Errorf("dispatched %d, want job 1 only", rep.Dispatched)
 	}
-	if e := h.s.entries["2"]; e == nil || e.task != nil {
+	if e := h.s.tr.entries["2"]; e == nil || e.task != nil {
 		t.Errorf("job 2 still in the policy after its turn: %+v", e)
 	}
 	h.fake.Finish("2", 0, 0)
 	for i := range absentCycles {
-		if _, ok := h.s.entries["2"]; !ok {
+		if _, ok := h.s.tr.entries["2"]; !ok {
 			t.Fatalf("job 2 forgotten after %d lists without it", i)
 		}
 		h.cycle(t0.Add(2*time.Hour + time.Duration(i)*time.Minute))
 	}
-	if _, ok := h.s.entries["2"]; ok {
-		t.Errorf("job 2 still tracked after %d lists without it: %+v", absentCycles, h.s.entries["2"])
+	if _, ok := h.s.tr.entries["2"]; ok {
+		t.Errorf("job 2 still tracked after %d lists without it: %+v", absentCycles, h.s.tr.entries["2"])
 	}
 }
 
@@ -748,7 +748,7 @@ func TestParkedJobRejoinsItsPlace(t *testing.T) {
 	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held = true })
 	h.fake.ResetWrites()
 	rep := h.cycle(at)
-	if e := h.s.entries["2"]; e == nil || e.task != nil || !e.parked {
+	if e := h.s.tr.entries["2"]; e == nil || e.task != nil || !e.parked {
 		t.Fatalf("held job not parked: %+v", e)
 	}
 	if rep.Jobs["managed"] != 3 || writesTo(h.fake.Writes(), "2") != 0 {

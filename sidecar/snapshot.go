@@ -34,7 +34,7 @@ func (s *Sidecar) read(ctx context.Context, now time.Time) (Snapshot, string, er
 		return snap, "nodes", err
 	}
 	s.pollAccounting(ctx, now)
-	clear(s.unreadable)
+	clear(s.tr.unreadable)
 	snap.Jobs, err = s.slurm.Jobs(ctx)
 	var bad *slurmclient.RecordErrors
 	switch {
@@ -42,7 +42,7 @@ func (s *Sidecar) read(ctx context.Context, now time.Time) (Snapshot, string, er
 		s.m.skippedRecords.Add(float64(len(bad.IDs)))
 		s.incident("job_records", err)
 		for _, id := range bad.IDs {
-			s.unreadable[id] = true
+			s.tr.unreadable[id] = true
 		}
 	case err != nil:
 		return snap, "jobs", err

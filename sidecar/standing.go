@@ -31,13 +31,13 @@ import (
 
 // standable reports whether a job that eligible refused for why keeps its
 // standing through asrpt's writes.
-func (s *Sidecar) standable(sj *slurmclient.Job, why reason.Reason) bool {
+func (tr *tracker) standable(sj *slurmclient.Job, why reason.Reason) bool {
 	switch why.Code {
 	case reason.NoGPUs, reason.LargerThanCluster:
 	default:
 		return false
 	}
-	return sj.Pending() && !sj.Held && s.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account)
+	return sj.Pending() && !sj.Held && tr.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account)
 }
 
 // ownKey is a job's place in Slurm's own order: priority (without asrpt's
@@ -63,11 +63,11 @@ func (a ownKey) ahead(b ownKey) bool {
 // plugin's value less the site factor asrpt wrote; otherwise, or once asrpt
 // has set an explicit priority, the priority the job had when asrpt first
 // saw it.
-func (s *Sidecar) own(e *entry) ownKey {
+func (tr *tracker) own(e *entry) ownKey {
 	k := ownKey{prio: e.base, id: e.id}
 	if e.sj != nil {
 		k.submit = e.sj.Submit.Unix()
-		if s.mode == WriteFactor && e.prio == 0 && e.sj.Priority >= e.factor {
+		if tr.mode == WriteFactor && e.prio == 0 && e.sj.Priority >= e.factor {
 			k.prio = e.sj.Priority - e.factor
 		}
 	}
@@ -79,9 +79,9 @@ func (s *Sidecar) own(e *entry) ownKey {
 // order puts behind it (at the end when there is none), in Slurm's own
 // order among themselves. Work: O((n + m) log n) for n ranked and m
 // standing jobs.
-func (s *Sidecar) withStanding(ranked []*entry) []*entry {
+func (tr *tracker) withStanding(ranked []*entry) []*entry {
 	var st []*entry
-	for _, e := range s.entries {
+	for _, e := range tr.entries {
 		if e.standing && e.sj != nil && e.sj.Pending() && !e.sj.Held && e.heldBack == "" && !e.handsOff {
 			st = append(st, e)
 		}
@@ -97,7 +97,7 @@ func (s *Sidecar) withStanding(ranked []*entry) []*entry {
 	}
 	own := make([]ranked1, len(ranked))
 	for i, e := range ranked {
-		own[i] = ranked1{s.own(e), i}
+		own[i] = ranked1{tr.own(e), i}
 	}
 	slices.SortFunc(own, func(a, b ranked1) int {
 		if a.k.ahead(b.k) {
@@ -120,7 +120,7 @@ func (s *Sidecar) withStanding(ranked []*entry) []*entry {
 	}
 	ps := make([]placed, len(st))
 	for i, e := range st {
-		k := s.own(e)
+		k := tr.own(e)
 		// own[j:] are the ranked jobs Slurm's own order puts behind e.
 		j, _ := slices.BinarySearchFunc(own, k, func(m ranked1, u ownKey) int {
 			if m.k.ahead(u) {

@@ -202,18 +202,18 @@ func moveAside(path string) (string, error) {
 }
 
 // stateToSave returns the state to save.
-func (s *Sidecar) stateToSave() *savedState {
+func (tr *tracker) stateToSave() *savedState {
 	// Jobs is never null: an empty state reads "jobs": [].
-	st := &savedState{Version: stateVersion, Policy: s.cfg.Policy, Clock: s.clock,
-		NextSeq: s.nextSeq, NextDSeq: s.nextDSeq, SavedAtUnix: time.Now().Unix(), Jobs: make([]savedJob, 0, len(s.entries))}
+	st := &savedState{Version: stateVersion, Policy: tr.cfg.Policy, Clock: tr.clock,
+		NextSeq: tr.nextSeq, NextDSeq: tr.nextDSeq, SavedAtUnix: time.Now().Unix(), Jobs: make([]savedJob, 0, len(tr.entries))}
 	if math.IsInf(st.Clock, 0) {
 		st.Clock = 0
 	}
 	order := make(map[*policy.Task]int)
-	for i, t := range s.pol.Pending() {
+	for i, t := range tr.pol.Pending() {
 		order[t] = i
 	}
-	for _, e := range s.entries {
+	for _, e := range tr.entries {
 		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
 			Why: e.why.Detail, WhyCode: e.why.Code, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
@@ -232,7 +232,7 @@ func (s *Sidecar) stateToSave() *savedState {
 			sj.DSeq, sj.PlacedAt = e.dseq, e.placedAt
 			if e.placed {
 				for _, sl := range e.place.Slots {
-					sj.Place = append(sj.Place, savedSlot{Node: s.cl.Nodes[sl.Node].Name, GPUs: sl.GPUs})
+					sj.Place = append(sj.Place, savedSlot{Node: tr.cl.Nodes[sl.Node].Name, GPUs: sl.GPUs})
 				}
 			}
 		}
@@ -248,9 +248,9 @@ func (s *Sidecar) stateToSave() *savedState {
 // policy's order is the one it had when the state was saved. What cannot
 // be restored: release times (the saved clock stands for them), the
 // policy's view of running jobs (its reservations rebuild as jobs start).
-func (s *Sidecar) restore(st *savedState) error {
-	if st.Policy != s.cfg.Policy {
-		return fmt.Errorf("%w: saved by policy %q, configured %q", ErrCorruptState, st.Policy, s.cfg.Policy)
+func (tr *tracker) restore(st *savedState) error {
+	if st.Policy != tr.cfg.Policy {
+		return fmt.Errorf("%w: saved by policy %q, configured %q", ErrCorruptState, st.Policy, tr.cfg.Policy)
 	}
 	byPhase := map[string]phase{}
 	for p, n := range phaseNames {
@@ -261,10 +261,10 @@ func (s *Sidecar) restore(st *savedState) error {
 	for i := range st.Jobs {
 		sj := &st.Jobs[i]
 		ph, ok := byPhase[sj.Phase]
-		if !ok || sj.Job.ID == "" || s.entries[sj.Job.ID] != nil || sj.Seq < 0 || sj.Seq >= st.NextSeq ||
+		if !ok || sj.Job.ID == "" || tr.entries[sj.Job.ID] != nil || sj.Seq < 0 || sj.Seq >= st.NextSeq ||
 			!(sj.Remaining >= 0) || math.IsInf(sj.Remaining, 0) || !(sj.Est >= 0) || !(sj.Median >= 0) || math.IsInf(sj.Median, 0) || sj.Order < 0 ||
 			sj.Preemptions < 0 || sj.Preemptions > policy.MaxPreemptionsBound || !(sj.SignalledAt >= 0) || math.IsInf(sj.SignalledAt, 0) {
-			s.resetState()
+			tr.resetState()
 			return fmt.Errorf("%w: job %d (%q): bad record", ErrCorruptState, i, sj.Job.ID)
 		}
 		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
@@ -277,17 +277,17 @@ func (s *Sidecar) restore(st *savedState) error {
 		if e.stopFrom != "" {
 			st, err := jobword.ParseStop(sj.Stop)
 			if err != nil {
-				s.resetState()
+				tr.resetState()
 				return fmt.Errorf("%w: job %d (%q): stop: %w", ErrCorruptState, i, sj.Job.ID, err)
 			}
 			e.stop = st
 		}
-		e.prof = s.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
+		e.prof = tr.profiles.Restore(sj.Job.Profile, jobprofile.Source(sj.ProfileSource), max(sj.Job.GPUs, 1))
 		e.job.Profile = e.prof.Model
 		if len(sj.Place) > 0 {
 			e.placed = true
 			for _, sl := range sj.Place {
-				n, ok := s.nodeIndex[sl.Node]
+				n, ok := tr.nodeIndex[sl.Node]
 				if !ok {
 					e.placed = false
 					break
@@ -298,14 +298,14 @@ func (s *Sidecar) restore(st *savedState) error {
 				e.place = placement.Placement{}
 			}
 		}
-		s.entries[e.id] = e
+		tr.entries[e.id] = e
 		if ph == phQueued {
 			inPolicy = append(inPolicy, e)
 			order[e] = sj.Order
 		}
 	}
-	s.nextSeq, s.nextDSeq = st.NextSeq, st.NextDSeq
-	s.clock = st.Clock
+	tr.nextSeq, tr.nextDSeq = st.NextSeq, st.NextDSeq
+	tr.clock = st.Clock
 	slices.SortFunc(inPolicy, func(a, b *entry) int {
 		if c := order[a] - order[b]; c != 0 {
 			return c
@@ -314,10 +314,10 @@ func (s *Sidecar) restore(st *savedState) error {
 	})
 	for _, e := range inPolicy {
 		released, remaining := e.released, e.remaining
-		s.enter(st.Clock, e, func(t *policy.Task) { s.pol.Restore(st.Clock, t, remaining, released) })
+		tr.enter(st.Clock, e, func(t *policy.Task) { tr.pol.Restore(st.Clock, t, remaining, released) })
 		e.remaining = 0
 	}
-	s.dirty = false
+	tr.dirty = false
 	return nil
 }
 

@@ -84,7 +84,7 @@ func FuzzReadState(f *testing.F) {
 				for _, j := range st.Jobs {
 					want = append(want, j.Job.ID)
 				}
-				for _, j := range s.stateToSave().Jobs {
+				for _, j := range s.tr.stateToSave().Jobs {
 					got = append(got, j.Job.ID)
 				}
 				slices.Sort(want)

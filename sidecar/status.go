@@ -113,7 +113,7 @@ const maxStatusJobs = 200
 func (s *Sidecar) publishStatus(rep CycleReport, err error) {
 	bi := buildinfo.Get()
 	st := &Status{Version: bi.Version, Started: time.Unix(0, s.started.Load()), DryRun: s.cfg.DryRun,
-		Policy: s.cfg.Policy, IntervalS: s.cfg.Interval.Seconds(), WriteMode: string(s.mode), Stages: map[string]int{}}
+		Policy: s.cfg.Policy, IntervalS: s.cfg.Interval.Seconds(), WriteMode: string(s.tr.mode), Stages: map[string]int{}}
 	cs := &CycleStatus{Time: rep.Time, OK: err == nil, DurationS: rep.Duration.Seconds(), Jobs: rep.Jobs,
 		Writes: rep.Writes, Failed: rep.Failed}
 	if err != nil {
@@ -130,7 +130,7 @@ func (s *Sidecar) publishStatus(rep CycleReport, err error) {
 	}
 	s.m.slurmUp.Set(up)
 	handsOff := 0
-	for _, e := range s.entries {
+	for _, e := range s.tr.entries {
 		switch e.ph {
 		case phQueued:
 			st.Stages["queued"]++

@@ -44,7 +44,7 @@ const maxNodeListTries = 3
 func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
 	if !dry && s.cfg.StateFile != "" {
 		broken, _ := s.stateBroken.Load().(string)
-		if s.recordIntents(ds) || broken != "" || len(s.stops) > 0 {
+		if s.recordIntents(ds) || broken != "" || len(s.tr.stops) > 0 {
 			if err := s.saveState(); err != nil {
 				// Nothing goes out that the state could not undo, and no
 				// signal the state does not record.
@@ -76,7 +76,7 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 			// that reaches a running job resizes it), and it leaves the
 			// job's eligible time alone (a hold and release would not).
 			u := slurmclient.JobUpdate{RequiredNodes: nodes, Guard: true}
-			if s.mode == WriteFactor {
+			if s.tr.mode == WriteFactor {
 				f := d.factor
 				u.SiteFactor = &f
 			} else {
@@ -99,7 +99,7 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 				continue
 			}
 		}
-		if s.mode == WriteFactor {
+		if s.tr.mode == WriteFactor {
 			if d.setFactor && (d.factor != e.factor || e.prio != 0) && s.due(e, "site_factor", rep) {
 				if budget == 0 {
 					rep.Deferred++
@@ -138,7 +138,7 @@ func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *Cycle
 	s.m.deferred.Add(float64(rep.Deferred))
 	hi := 0
 	for _, d := range ds {
-		if s.high(d.e) {
+		if s.tr.high(d.e) {
 			hi++
 		}
 	}
@@ -192,7 +192,7 @@ func (s *Sidecar) recordIntents(ds []decision) bool {
 		if nodes {
 			mark(&e.wroteNodes)
 		}
-		if s.mode == WriteFactor {
+		if s.tr.mode == WriteFactor {
 			if d.factor != 0 && (nodes || d.setFactor) {
 				mark(&e.mayFactor)
 				if d.setFactor && e.sj.Shape() == slurmclient.ShapeHetLeader {
@@ -209,7 +209,7 @@ func (s *Sidecar) recordIntents(ds []decision) bool {
 		}
 	}
 	if changed {
-		s.dirty = true
+		s.tr.dirty = true
 	}
 	return changed
 }
@@ -218,7 +218,7 @@ func (s *Sidecar) recordIntents(ds []decision) bool {
 // backoff after its last failure runs.
 func (s *Sidecar) due(e *entry, kind string, rep *CycleReport) bool {
 	f := e.fails[kind]
-	if f == nil || s.clock >= f.next {
+	if f == nil || s.tr.clock >= f.next {
 		return true
 	}
 	rep.Backoff++
@@ -249,7 +249,7 @@ func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slur
 	}
 	s.m.requests.WithLabelValues(kind).Inc()
 	if len(u.RequiredNodes) > 0 && !e.wroteNodes {
-		e.wroteNodes, s.dirty = true, true
+		e.wroteNodes, s.tr.dirty = true, true
 	}
 	if e.fails[kind] != nil {
 		s.m.retries.WithLabelValues(kind).Inc()
@@ -262,7 +262,7 @@ func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slur
 			s.m.appliedDespite.WithLabelValues(kind).Inc()
 			s.log.Debug().Err(err).Str("job", id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
 		}
-		s.dirty = true
+		s.tr.dirty = true
 		if id != e.id {
 			if !slices.Contains(e.hetFactor, id) {
 				e.hetFactor = append(e.hetFactor, id)
@@ -332,8 +332,8 @@ func (s *Sidecar) failed(e *entry, kind, reason string, err error) {
 	}
 	f.n++
 	wait := math.Min(s.cfg.Interval.Seconds()*math.Exp2(float64(f.n-1)), maxWriteBackoff.Seconds())
-	f.next = s.clock + wait
-	s.dirty = true
+	f.next = s.tr.clock + wait
+	s.tr.dirty = true
 	giveUp := kind == "nodes" && (reason == "invalid" || reason == "ignored_field" || f.n >= maxNodeListTries)
 	if giveUp {
 		e.noNodes = true

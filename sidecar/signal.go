@@ -1,0 +1,59 @@
+package sidecar
+
+import (
+	"context"
+
+	"github.com/asrpt/asrpt/reason"
+)
+
+// signalStops sends this cycle's stop signals (none in a dry run, none
+// after a giveback, none when the state that records them could not be
+// saved: held). A stop that cannot be sent withdraws its job from the
+// policy for good (outcome failed). It returns an error only when the
+// context ended.
+func (s *Sidecar) signalStops(ctx context.Context, dry, held bool, rep *CycleReport) error {
+	stops := s.tr.stops
+	s.tr.stops = s.tr.stops[:0]
+	for _, e := range stops {
+		rep.Preempted++
+		switch {
+		case dry:
+			continue
+		case held:
+			s.stopFailed(e, "the state, which records the signal first, could not be saved", nil)
+			continue
+		case s.givenBack.Load():
+			s.stopFailed(e, "the jobs were handed back", nil)
+			continue
+		}
+		d := delivery(e.stop.To)
+		s.m.signals.Inc()
+		err := s.slurm.SignalJob(ctx, e.id, e.stop.Signal, d)
+		if err != nil {
+			s.stopFailed(e, "the signal could not be sent", err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		e.signalSent = true
+		s.tr.dirty = true
+		s.log.Info().Str("job", e.id).Str("signal", e.stop.Signal).Str("delivery", d.String()).Int("grace_s", e.stop.Grace).
+			Int("preemptions", e.preemptions).Str("opt_in", e.stopFrom).Msg("preempting: stop signal sent")
+	}
+	return nil
+}
+
+// stopFailed takes e, whose stop signal did not go out, out of the policy
+// for good: it runs on unmanaged and is never signalled again.
+func (s *Sidecar) stopFailed(e *entry, why string, err error) {
+	s.m.preemptions.WithLabelValues(outcomeFailed).Inc()
+	ev := s.log.Warn().Str("job", e.id)
+	if err != nil {
+		ev = ev.Err(err).Str("reason", Reason(err))
+	}
+	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
+	s.tr.withdraw(s.tr.clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
+	e.stopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
+	e.stopFrom = ""
+}

@@ -1,0 +1,115 @@
+package sidecar
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// tracker is the decide step's state: the jobs asrpt tracks, the policy
+// that ranks them and the predictor that sizes them. Its methods read a
+// snapshot and change only the tracker: no Slurm call, no file, no log
+// line, no metric. What the shell (Sidecar) is to count or log they leave
+// as events (takeEvents); what it is to write they return as decisions.
+type tracker struct {
+	cfg       Config
+	cl        *cluster.Cluster
+	nodeIndex map[string]int
+	env       *policy.Env
+	pol       policy.Policy
+	pred      predictor.Predictor
+	profiles  *jobprofile.Resolver
+	// supportsDelivery reports whether the REST API can send a signal
+	// that way (slurmclient.Client.SupportsDelivery).
+	supportsDelivery func(slurmclient.Delivery) bool
+	// givenBack is the shell's: set once it handed its jobs back, after
+	// which no job is preempted.
+	givenBack *atomic.Bool
+
+	entries  map[string]*entry
+	byTask   map[*policy.Task]*entry
+	nextSeq  int
+	nextDSeq int
+	clock    float64 // time of the last cycle, Unix seconds
+	finished map[string]finishedJob
+	// ended holds the tracked jobs accounting reported ended (any state)
+	// while the job list still showed them or since it last did: missing
+	// from a list, they are finished at once (see absentCycles).
+	ended map[string]bool
+	// unreadable holds the ids of this cycle's job records the client
+	// skipped (slurmclient.RecordErrors): listed, though not usable.
+	unreadable map[string]bool
+	// dirty is set when the tracked state changed since it was last
+	// saved.
+	dirty bool
+	// regroups holds the recurrence groups (predictor.GroupKey) of the
+	// jobs accounting reported finished this cycle: their waiting jobs are
+	// predicted again (design §5.3).
+	regroups map[string]bool
+
+	// mode is the write mode in effect: cfg.WriteMode, or WritePriority
+	// after a fallback (cfg.PriorityFallback).
+	mode WriteMode
+
+	labels  []uint32
+	cur     []uint32
+	factors []uint32
+
+	// stops are the jobs this cycle's pass preempted, to be signalled by
+	// apply (preempt.go).
+	stops []*entry
+
+	// view groups this cycle's records of arrays and heterogeneous jobs;
+	// nodeParts holds the partitions of each cluster node (by index) as
+	// this cycle's node list gave them.
+	view      queueView
+	nodeParts [][]string
+	// tiers is Options.PartitionTiers; tierClaim holds, by cluster node
+	// index, the highest PriorityTier of a partition of that node that a
+	// pending job (not held, not held back) may run in this cycle (0:
+	// none).
+	tiers     map[string]int
+	tierClaim []int
+
+	// events are what the tracker saw since the shell last took them.
+	events []event
+}
+
+// newTracker returns an empty tracker for cfg on cluster cl.
+func newTracker(cfg Config, cl *cluster.Cluster, pred predictor.Predictor, mode WriteMode, tiers map[string]int,
+	supportsDelivery func(slurmclient.Delivery) bool, givenBack *atomic.Bool) (*tracker, error) {
+	env := policy.NewEnv(cl, cfg.Params)
+	pol, err := policy.New(cfg.Policy, env)
+	if err != nil {
+		return nil, err
+	}
+	tr := &tracker{
+		cfg: cfg, cl: cl, env: env, pol: pol, pred: pred, profiles: cfg.Profiles.Resolver(),
+		supportsDelivery: supportsDelivery, givenBack: givenBack,
+		nodeIndex: make(map[string]int, len(cl.Nodes)),
+		entries:   map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
+		finished: map[string]finishedJob{}, ended: map[string]bool{}, unreadable: map[string]bool{},
+		clock: math.Inf(-1), mode: mode, tiers: tiers,
+	}
+	env.Allow = tr.allow
+	for i, n := range cl.Nodes {
+		tr.nodeIndex[n.Name] = i
+	}
+	return tr, nil
+}
+
+// note records ev for the shell.
+func (tr *tracker) note(ev event) { tr.events = append(tr.events, ev) }
+
+// takeEvents returns the events recorded since the last call and forgets
+// them.
+func (tr *tracker) takeEvents() []event {
+	evs := tr.events
+	tr.events = nil
+	return evs
+}
