@@ -32,7 +32,7 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 			return
 		}
 		s.tr.learn(recs)
-		s.recordEvents()
+		s.record(s.tr.takeEvents())
 		s.acctFrom = end
 	}
 	s.tr.forgetUnreported(unixSeconds(now))

@@ -98,9 +98,13 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		rep.Suspect = true
 		return s.succeed(rep, start, now), nil
 	}
-	ds := s.tr.decide(t, &snap, &rep)
-	s.recordEvents()
-	if err := s.apply(ctx, ds, dry, &rep); err != nil {
+	p := decide(&snap, s.tr, t)
+	for k, n := range p.jobs {
+		rep.Jobs[k] += n
+	}
+	rep.Arrived, rep.Released, rep.Dispatched = p.arrived, p.released, p.dispatched
+	s.record(p.events)
+	if err := s.apply(ctx, &p, dry, &rep); err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
 			s.closeIncidents()
 			return s.fail(rep, start, "write", err)
@@ -116,7 +120,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	if dry {
 		limit = 0
 	}
-	rows := s.tr.plan(ds, snap.Jobs, limit)
+	rows := s.tr.plan(p.decisions, snap.Jobs, limit)
 	if dry {
 		rep.Plan = rows
 		if len(rows) > maxServedPlanRows {

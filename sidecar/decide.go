@@ -24,23 +24,57 @@ type decision struct {
 	why       reason.Reason
 }
 
-// decide brings the tracked jobs and the policy up to date with snap
+// cyclePlan is one decide step's result: what the shell is to write, whom
+// to stop, and what it is to count and log. It holds no I/O; apply sends
+// it, and the plan rows (asrpt plan, /plan) are built from it.
+type cyclePlan struct {
+	// decisions has one decision per managed pending job, head of the
+	// queue first.
+	decisions []decision
+	// stops are the running jobs the policy preempted, to be signalled.
+	stops []*entry
+	// events are what the step saw that the shell counts or logs.
+	events []event
+	// jobs counts the jobs seen, by state (CycleReport.Jobs).
+	jobs map[string]int
+	// arrived, released and dispatched count as in CycleReport.
+	arrived, released, dispatched int
+}
+
+// decide is the decide step: from snap, the cycle's read of Slurm, and
+// st, the tracked jobs and the policy as the last step left them, it
+// returns the plan for time t (Unix seconds). It brings st up to date
 // (arrivals, departures, re-predictions), places the jobs whose turn has
-// come on the free GPUs the snapshot shows, and returns the decisions for
-// the managed pending jobs, head of the queue first. It reads nothing from
-// Slurm and writes nothing to it.
-func (tr *tracker) decide(t float64, snap *Snapshot, rep *CycleReport) []decision {
-	rep.Arrived = tr.reconcile(t, snap.Jobs, rep)
-	tr.repredict(t)
-	free := tr.freeModel(snap.Nodes, snap.Jobs)
-	tr.claimTiers(snap.Jobs)
-	tr.placeDispatched(t, free)
-	tr.armPreemption()
-	rep.Dispatched = tr.schedule(t, free)
-	if errs, n := tr.env.TakeErrors(); n > 0 {
-		tr.note(event{kind: evPlacementFailed, n: n, err: errs[0]})
+// come on the free GPUs snap shows and ranks the managed pending jobs. It
+// reads nothing from Slurm, writes nothing to it and neither logs nor
+// counts: the same snapshots given to the same state give the same plans.
+// st is the state passed from one step to the next and is updated in
+// place (the policy's queues are pointer structures that a copy per cycle
+// would cost O(jobs) to clone); the caller keeps no other reference to
+// what it held.
+func decide(snap *Snapshot, st *tracker, t float64) cyclePlan {
+	p := cyclePlan{jobs: map[string]int{}}
+	p.arrived = st.reconcile(t, snap.Jobs, p.jobs)
+	st.repredict(t)
+	free := st.freeModel(snap.Nodes, snap.Jobs)
+	st.claimTiers(snap.Jobs)
+	st.placeDispatched(t, free)
+	st.armPreemption()
+	p.dispatched = st.schedule(t, free)
+	if errs, n := st.env.TakeErrors(); n > 0 {
+		st.note(event{kind: evPlacementFailed, n: n, err: errs[0]})
 	}
-	rep.Released = tr.countReleases()
+	p.released = st.countReleases()
+	p.decisions = st.decisions()
+	p.stops = slices.Clone(st.stops)
+	st.stops = st.stops[:0]
+	p.events = st.takeEvents()
+	return p
+}
+
+// decisions returns the decisions for the managed pending jobs, head of
+// the queue first.
+func (tr *tracker) decisions() []decision {
 	ranked := tr.withStanding(tr.rank())
 	ds := make([]decision, len(ranked))
 	if tr.mode == WriteFactor {

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/jobprofile"
+	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -64,52 +67,91 @@ func decideCases() []decideCase {
 	}
 }
 
-// TestDecideGolden runs one dry cycle on each tiny snapshot and compares the
-// decisions (rank, stage, band, node list, profile, reason) with
-// testdata/decide (go test ./sidecar -run DecideGolden -update rewrites
-// them after a deliberate change).
+// decideConfig is the configuration of the golden decisions.
+func decideConfig(c *Config) {
+	c.Profiles.Rules = []jobprofile.Rule{{Family: "train-bert", Model: "bert-large"}}
+}
+
+// snapshot returns tc's snapshot: its nodes with the GPUs in use, and its
+// jobs as slurmctld lists them (pending, priority 1000 from the priority
+// plugin unless held, by id).
+func (tc decideCase) snapshot() Snapshot {
+	used := strings.Split(tc.nodes, ".")
+	nodes := sidecartest.Nodes(len(used), tc.gpus)
+	for i, u := range used {
+		n := int(u[0] - '0')
+		nodes[i].GPUsUsed = n
+		switch {
+		case n == tc.gpus:
+			nodes[i].State = "ALLOCATED"
+		case n > 0:
+			nodes[i].State = "MIXED"
+		}
+	}
+	jobs := tc.jobs()
+	for i := range jobs {
+		if jobs[i].Priority == 0 && !jobs[i].Held {
+			jobs[i].Priority = 1000
+		}
+	}
+	return Snapshot{Nodes: nodes, Jobs: jobs}
+}
+
+// renderPlan writes the plan rows one line each: rank, stage, band, node
+// list, profile, reason.
+func renderPlan(tc decideCase, rows []PlanRow) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "nodes %s of %d GPUs\n", tc.nodes, tc.gpus)
+	for _, r := range rows {
+		band := "-"
+		switch {
+		case r.Stage == "left_alone":
+		case HighBand.Contains(r.PriorityNew):
+			band = "high"
+		case LowBand.Contains(r.PriorityNew):
+			band = "low"
+		}
+		nodes := strings.Join(r.Nodes, ",")
+		if nodes == "" {
+			nodes = "-"
+		}
+		fmt.Fprintf(&b, "%d job %s %s gpus=%d stage=%s band=%s nodes=%s profile=%s/%s heavy=%v reason=%s note=%q problem=%q\n",
+			r.Rank, r.JobID, r.Name, r.GPUs, r.Stage, band, nodes, r.Profile, r.ProfileSource, r.Heavy, r.Reason, r.Note, r.ProfileProblem)
+	}
+	return b.String()
+}
+
+// TestDecideGolden calls the decide step on each tiny snapshot directly —
+// a fresh tracker, no Slurm, fake or real — and compares the plan (rank,
+// stage, band, node list, profile, reason) with testdata/decide (go test
+// ./sidecar -run DecideGolden -update rewrites them after a deliberate
+// change). A dry cycle of a sidecar on a fake Slurm showing the same
+// snapshot must give the same plan: the cycle adds reads and writes
+// around the step, and nothing to the decisions.
 func TestDecideGolden(t *testing.T) {
 	for _, tc := range decideCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			used := strings.Split(tc.nodes, ".")
-			h := newHarness(t, len(used), tc.gpus, false, func(c *Config) {
-				c.Profiles.Rules = []jobprofile.Rule{{Family: "train-bert", Model: "bert-large"}}
-			})
-			for i, u := range used {
-				n := int(u[0] - '0')
-				h.fake.EditNode(fmt.Sprintf("node%04d", i+1), func(nd *slurmclient.Node) {
-					nd.GPUsUsed = n
-					switch {
-					case n == tc.gpus:
-						nd.State = "ALLOCATED"
-					case n > 0:
-						nd.State = "MIXED"
-					}
-				})
+			snap := tc.snapshot()
+			h := newHarness(t, len(snap.Nodes), tc.gpus, false, decideConfig)
+			var givenBack atomic.Bool
+			tr, err := newTracker(h.cfg, cluster.Uniform(len(snap.Nodes), tc.gpus), h.pred, h.cfg.WriteMode, nil,
+				func(slurmclient.Delivery) bool { return true }, &givenBack)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, j := range tc.jobs() {
+			p := decide(&snap, tr, unixSeconds(t0))
+			got := renderPlan(tc, tr.plan(p.decisions, snap.Jobs, 0))
+			golden.Check(t, filepath.Join("testdata", "decide", tc.name+".txt"), []byte(got), *updateDecide)
+
+			for i := range snap.Nodes {
+				h.fake.EditNode(snap.Nodes[i].Name, func(nd *slurmclient.Node) { *nd = snap.Nodes[i] })
+			}
+			for _, j := range snap.Jobs {
 				h.fake.Submit(j)
 			}
-			rep := h.plan(t0)
-			var b strings.Builder
-			fmt.Fprintf(&b, "nodes %s of %d GPUs\n", tc.nodes, tc.gpus)
-			for _, r := range rep.Plan {
-				band := "-"
-				switch {
-				case r.Stage == "left_alone":
-				case HighBand.Contains(r.PriorityNew):
-					band = "high"
-				case LowBand.Contains(r.PriorityNew):
-					band = "low"
-				}
-				nodes := strings.Join(r.Nodes, ",")
-				if nodes == "" {
-					nodes = "-"
-				}
-				fmt.Fprintf(&b, "%d job %s %s gpus=%d stage=%s band=%s nodes=%s profile=%s/%s heavy=%v reason=%s note=%q problem=%q\n",
-					r.Rank, r.JobID, r.Name, r.GPUs, r.Stage, band, nodes, r.Profile, r.ProfileSource, r.Heavy, r.Reason, r.Note, r.ProfileProblem)
+			if cycled := renderPlan(tc, h.plan(t0).Plan); cycled != got {
+				t.Errorf("a dry cycle on the same snapshot planned\n%s\nthe decide step\n%s", cycled, got)
 			}
-			golden.Check(t, filepath.Join("testdata", "decide", tc.name+".txt"), []byte(b.String()), *updateDecide)
 		})
 	}
 }

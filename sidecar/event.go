@@ -55,8 +55,15 @@ type event struct {
 	profile     string
 }
 
-// record counts and logs ev.
-func (s *Sidecar) record(ev event) {
+// record counts and logs the tracker's events.
+func (s *Sidecar) record(evs []event) {
+	for _, ev := range evs {
+		s.recordOne(ev)
+	}
+}
+
+// recordOne counts and logs ev.
+func (s *Sidecar) recordOne(ev event) {
 	switch ev.kind {
 	case evKeptLost:
 		s.log.Warn().Str("job", ev.job).Msg("job missing from the job list with values of asrpt's on it; kept for giveback until accounting reports its end")
@@ -97,12 +104,5 @@ func (s *Sidecar) record(ev event) {
 	case evPredictionError:
 		s.m.predRatio.Observe(ev.est / ev.run)
 		s.m.predAbs.Observe(math.Abs(ev.est - ev.run))
-	}
-}
-
-// recordEvents records the tracker's events.
-func (s *Sidecar) recordEvents() {
-	for _, ev := range s.tr.takeEvents() {
-		s.record(ev)
 	}
 }

@@ -68,7 +68,8 @@ func TestFactorModeWritesSiteFactors(t *testing.T) {
 	if w := h.fake.Writes(); len(w) != 0 {
 		t.Errorf("same time again: writes %v", w)
 	}
-	rows := h.s.tr.plan(h.s.tr.decide(unixSeconds(t0.Add(time.Minute)), &Snapshot{Jobs: mustJobs(t, h.fake), Nodes: mustNodes(t, h.fake)}, &CycleReport{Jobs: map[string]int{}}), nil, 0)
+	p := decide(&Snapshot{Jobs: mustJobs(t, h.fake), Nodes: mustNodes(t, h.fake)}, h.s.tr, unixSeconds(t0.Add(time.Minute)))
+	rows := h.s.tr.plan(p.decisions, nil, 0)
 	if len(rows) != 3 || rows[0].SiteFactorNew == nil || *rows[0].SiteFactorNew != 1000 || *rows[0].SiteFactorNow != 1000 ||
 		rows[0].PriorityNew != rows[0].PriorityNow {
 		t.Errorf("plan rows %+v", rows)

@@ -122,7 +122,7 @@ func (tr *tracker) armPreemption() {
 }
 
 // stopping marks the jobs the policy's pass preempted: stopping, held back
-// in the policy, to be signalled by this cycle's apply (s.tr.stops).
+// in the policy, to be signalled by this cycle's apply (cyclePlan.stops).
 func (tr *tracker) stopping(t float64, preempted []*policy.Task) {
 	tr.stops = tr.stops[:0]
 	for _, task := range preempted {

@@ -37,8 +37,9 @@ func (tr *tracker) eligible(sj *slurmclient.Job, e *entry) (bool, reason.Reason)
 }
 
 // reconcile brings the tracked jobs and the policy up to date with Slurm's
-// queue and returns the number of arrivals.
-func (tr *tracker) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport) int {
+// queue, counts the jobs it shows by state in seen (CycleReport.Jobs) and
+// returns the number of arrivals.
+func (tr *tracker) reconcile(t float64, jobs []slurmclient.Job, seen map[string]int) int {
 	for _, e := range tr.entries {
 		e.sj = nil
 	}
@@ -53,11 +54,11 @@ func (tr *tracker) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport
 		e := tr.entries[sj.ID]
 		switch {
 		case sj.Pending() && sj.Held:
-			rep.Jobs["held"]++
+			seen["held"]++
 		case sj.Pending():
-			rep.Jobs["pending"]++
+			seen["pending"]++
 		default:
-			rep.Jobs["running"]++
+			seen["running"]++
 		}
 		if e == nil {
 			if ok, why := tr.eligible(sj, nil); ok {
@@ -70,7 +71,7 @@ func (tr *tracker) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport
 				tr.entries[sj.ID] = e
 				tr.dirty = true
 			} else if why.Code == reason.OutOfScope {
-				rep.Jobs["out_of_scope"]++
+				seen["out_of_scope"]++
 			}
 			continue
 		}
@@ -166,19 +167,19 @@ func (tr *tracker) reconcile(t float64, jobs []slurmclient.Job, rep *CycleReport
 			e.task.Blocked = e.heldBack != "" || e.ph == phStopping
 		}
 		if e.heldBack != "" && e.task != nil {
-			rep.Jobs["held_back"]++
+			seen["held_back"]++
 		}
 		if e.standing && e.sj != nil {
-			rep.Jobs["standing"]++
+			seen["standing"]++
 		}
 		switch {
 		case e.handsOff:
-			rep.Jobs["hands_off"]++
+			seen["hands_off"]++
 		case e.ph == phDispatched:
-			rep.Jobs["dispatched"]++
-			rep.Jobs["managed"]++
+			seen["dispatched"]++
+			seen["managed"]++
 		case e.ph == phQueued:
-			rep.Jobs["managed"]++
+			seen["managed"]++
 		}
 	}
 	return n

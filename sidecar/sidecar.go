@@ -146,7 +146,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 			if err := s.tr.restore(st); err != nil {
 				s.stateProblem(err)
 			}
-			s.recordEvents()
+			s.record(s.tr.takeEvents())
 		case errors.Is(err, errNoState):
 		case errors.Is(err, ownedpath.ErrUntrusted):
 			// Another user could have written it: neither used nor moved.

@@ -11,9 +11,7 @@ import (
 // saved: held). A stop that cannot be sent withdraws its job from the
 // policy for good (outcome failed). It returns an error only when the
 // context ended.
-func (s *Sidecar) signalStops(ctx context.Context, dry, held bool, rep *CycleReport) error {
-	stops := s.tr.stops
-	s.tr.stops = s.tr.stops[:0]
+func (s *Sidecar) signalStops(ctx context.Context, stops []*entry, dry, held bool, rep *CycleReport) error {
 	for _, e := range stops {
 		rep.Preempted++
 		switch {

@@ -41,22 +41,23 @@ const maxNodeListTries = 3
 // to the leader to the leader only). It returns an error only when writing
 // cannot go on (the token or the privileges are refused, the context
 // ended).
-func (s *Sidecar) apply(ctx context.Context, ds []decision, dry bool, rep *CycleReport) error {
+func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleReport) error {
+	ds := p.decisions
 	if !dry && s.cfg.StateFile != "" {
 		broken, _ := s.stateBroken.Load().(string)
-		if s.recordIntents(ds) || broken != "" || len(s.tr.stops) > 0 {
+		if s.recordIntents(ds) || broken != "" || len(p.stops) > 0 {
 			if err := s.saveState(); err != nil {
 				// Nothing goes out that the state could not undo, and no
 				// signal the state does not record.
 				s.m.writesHeld.Inc()
 				rep.WritesHeld = true
-				return s.signalStops(ctx, dry, true, rep)
+				return s.signalStops(ctx, p.stops, dry, true, rep)
 			}
 		}
 	}
 	// Stop signals first: the victims' grace runs while the head's values
 	// are written.
-	if err := s.signalStops(ctx, dry, false, rep); err != nil {
+	if err := s.signalStops(ctx, p.stops, dry, false, rep); err != nil {
 		return err
 	}
 	budget := s.cfg.WriteLimit
