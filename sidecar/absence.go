@@ -37,13 +37,14 @@ const startedCycles = 2
 // reports the ends), when the missing jobs no longer count as expected.
 const suspectMinJobs = 4
 
-// listed returns the ids jobs lists, with the records the client skipped.
-func (tr *tracker) listed(jobs []slurmclient.Job) map[string]bool {
-	listed := make(map[string]bool, len(jobs)+len(tr.unreadable))
+// listed returns the ids jobs lists, with those of the records the client
+// skipped (unreadable).
+func listed(jobs []slurmclient.Job, unreadable map[string]bool) map[string]bool {
+	listed := make(map[string]bool, len(jobs)+len(unreadable))
 	for i := range jobs {
 		listed[jobs[i].ID] = true
 	}
-	for id := range tr.unreadable {
+	for id := range unreadable {
 		listed[id] = true
 	}
 	return listed
@@ -52,7 +53,7 @@ func (tr *tracker) listed(jobs []slurmclient.Job) map[string]bool {
 // suspect reports why jobs, this cycle's job list, is suspect (nil when it
 // is not): see suspectMinJobs.
 func (tr *tracker) suspect(jobs []slurmclient.Job) error {
-	listed := tr.listed(jobs)
+	listed := listed(jobs, tr.unreadable)
 	present, expected := 0, 0
 	for id, e := range tr.entries {
 		switch {
@@ -73,7 +74,7 @@ func (tr *tracker) suspect(jobs []slurmclient.Job) error {
 // (so that a queue that really emptied is accepted after absentCycles
 // lists) and changes nothing else.
 func (tr *tracker) holdSuspect(jobs []slurmclient.Job) {
-	listed := tr.listed(jobs)
+	listed := listed(jobs, tr.unreadable)
 	for id, e := range tr.entries {
 		if listed[id] {
 			e.absent = 0

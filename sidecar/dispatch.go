@@ -18,7 +18,7 @@ func (tr *tracker) placeDispatched(t float64, free *placement.Free) {
 	ds := tr.dispatched()
 	grace := tr.cfg.DispatchGrace.Seconds()
 	for _, e := range ds {
-		if e.placed && tr.mayUsePlacement(e, &e.place) && free.Take(&e.place) == nil {
+		if e.placed && tr.nodes.mayUsePlacement(e, &e.place) && free.Take(&e.place) == nil {
 			if t-e.placedAt <= grace {
 				continue
 			}
@@ -58,7 +58,7 @@ func (tr *tracker) placeOn(free *placement.Free, e *entry) (placement.Placement,
 	if t == nil { // dispatched before a restart: not back in the policy
 		t = &policy.Task{Job: &e.job, Prof: e.prof.Profile}
 	}
-	return tr.env.PlaceAllowed(free, t, func(_ *policy.Task, i int) bool { return tr.mayUse(e, i) })
+	return tr.env.PlaceAllowed(free, t, func(_ *policy.Task, i int) bool { return tr.nodes.mayUse(e, i) })
 }
 
 // dispatched returns the dispatched jobs in dispatch order.
@@ -100,5 +100,5 @@ func (tr *tracker) schedule(t float64, free *placement.Free) int {
 // allow is the policy.NodeFilter of the sidecar's jobs: mayUse.
 func (tr *tracker) allow(t *policy.Task, node int) bool {
 	e := tr.byTask[t]
-	return e == nil || tr.mayUse(e, node)
+	return e == nil || tr.nodes.mayUse(e, node)
 }

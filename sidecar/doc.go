@@ -34,7 +34,9 @@
 // Two types split the work. tracker (tracker.go) is the decide step's
 // state — the tracked jobs, the policy, the predictor — and its methods
 // neither call Slurm nor touch a file, a log or a metric: what is to be
-// counted or logged they leave as events (event.go). Sidecar is the shell
+// counted or logged they leave as events (event.go); the nodes as the
+// step sees them — free GPUs, the nodes a job may use, the node list to
+// write — are a nodeView (nodeview.go). Sidecar is the shell
 // around it: reads, writes, the state file, incidents, metrics, logs,
 // /status and /plan.
 //

@@ -115,9 +115,10 @@ func TestFactorModeBoundsWrites(t *testing.T) {
 	if w := len(h.fake.Writes()); w == 0 || w > 20+rep.Released {
 		t.Errorf("one arrival at the head: %d writes (%d released), want at most the head region", w, rep.Released)
 	}
-	ranked := h.s.tr.rank()
-	want := multifactor.SiteFactors(len(ranked), max, nil)
-	for i, e := range ranked {
+	ds := h.s.tr.decisions()
+	want := multifactor.SiteFactors(len(ds), max, nil)
+	for i, d := range ds {
+		e := d.e
 		got := h.fake.SiteFactor(e.id)
 		if d := int64(got) - int64(want[i]); d > max/multifactor.FactorTolerance || -d > max/multifactor.FactorTolerance ||
 			(i < multifactor.FactorHead && got != want[i]) {

@@ -118,7 +118,7 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 		}
 		r.Family = predictor.Family(e.job.Name)
 		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem
-		if tr.preempting() {
+		if tr.cfg.preempting() {
 			switch {
 			case e.canStop():
 				r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
@@ -140,7 +140,7 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 		case e.standing:
 			r.Stage, r.Reason = "standing", reason.Standing
 			r.Note = "not ranked by asrpt (" + e.why.String() + "): ahead of every managed job Slurm's own order puts behind it"
-		case tr.high(e):
+		case e.high():
 			r.Stage, r.Reason = "released", reason.NoRoom
 		default:
 			r.Stage, r.Reason = "waiting", reason.VirtualQueue
@@ -171,7 +171,7 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 			GPUs: tr.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
 			PriorityNew: sj.Priority, Reason: why.Code, Note: why.Detail})
 	}
-	if !tr.preempting() {
+	if !tr.cfg.preempting() {
 		return rows
 	}
 	for i := range jobs {

@@ -3,13 +3,11 @@ package sidecar
 import (
 	"fmt"
 	"github.com/asrpt/asrpt/reason"
-	"math/bits"
 	"slices"
 	"strconv"
 
 	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/jobword"
-	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -45,7 +43,7 @@ import (
 // stopSlack is how long past its grace a signalled job may still run
 // before it counts as having ignored the signal: slurmctld's requeue and
 // the next job list take a few seconds to a cycle.
-func (tr *tracker) stopSlack() float64 { return max(2*tr.cfg.Interval.Seconds(), 60) }
+func (c Config) stopSlack() float64 { return max(2*c.Interval.Seconds(), 60) }
 
 // Outcomes of a preemption, the label of asrpt_preemptions_total.
 const (
@@ -56,7 +54,7 @@ const (
 )
 
 // preempting reports whether the configured policy preempts.
-func (tr *tracker) preempting() bool { return tr.cfg.Policy == "asrpt-preempt" }
+func (c Config) preempting() bool { return c.Policy == "asrpt-preempt" }
 
 // delivery returns the REST delivery of a stop's target.
 func delivery(to jobword.Target) slurmclient.Delivery {
@@ -73,7 +71,7 @@ func delivery(to jobword.Target) slurmclient.Delivery {
 // stops (e.stop, from e.stopFrom), or why not (e.stopWhy).
 func (tr *tracker) optIn(e *entry) {
 	e.stop, e.stopFrom, e.stopWhy = jobword.Stop{}, "", reason.Reason{}
-	if !tr.preempting() {
+	if !tr.cfg.preempting() {
 		e.stopWhy = reason.Of(reason.NotPreempting, "policy.name is not asrpt-preempt")
 		return
 	}
@@ -113,7 +111,7 @@ func (e *entry) canStop() bool { return e.stopFrom != "" && e.stopWhy.None() }
 // a job that opted in, that the policy started and Slurm runs, and only
 // while the sidecar has not handed its jobs back.
 func (tr *tracker) armPreemption() {
-	on := tr.preempting() && !tr.givenBack.Load()
+	on := tr.cfg.preempting() && !tr.givenBack.Load()
 	for _, e := range tr.entries {
 		if e.task != nil {
 			e.task.Preemptible = on && e.canStop() && e.ph == phRunning && e.sj != nil && e.sj.State == jobstate.Running
@@ -147,7 +145,7 @@ func (tr *tracker) watchStop(t float64, e *entry) {
 	switch {
 	case !e.signalSent:
 		tr.withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
-	case t-e.signalledAt > float64(e.stop.Grace)+tr.stopSlack():
+	case t-e.signalledAt > float64(e.stop.Grace)+tr.cfg.stopSlack():
 		tr.note(event{kind: evPreemptOutcome, job: e.id, outcome: outcomeIgnored, signal: e.stop.Signal, grace: e.stop.Grace})
 		tr.withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
 		e.stopWhy, e.stopFrom, e.signalSent = reason.Of(reason.PreemptFailed, "it ignored a preemption signal"), "", false
@@ -186,14 +184,14 @@ func unpin(e *entry) bool {
 // a job). It reports whether it did.
 func (tr *tracker) adopt(t float64, e *entry) bool {
 	ad, ok := tr.pol.(policy.Adopter)
-	if !ok || !tr.preempting() || e.task == nil || e.sj == nil || e.sj.State != jobstate.Running {
+	if !ok || !tr.cfg.preempting() || e.task == nil || e.sj == nil || e.sj.State != jobstate.Running {
 		return false
 	}
 	start := t
 	if !e.sj.Start.IsZero() {
 		start = min(unixSeconds(e.sj.Start), t)
 	}
-	p := tr.heldPlacement(e.sj, e.task.GPUs)
+	p := tr.nodes.heldPlacement(e.sj, e.task.GPUs)
 	if !ad.Adopt(t, e.task, start, p) {
 		return false
 	}
@@ -210,10 +208,10 @@ func (tr *tracker) adopt(t float64, e *entry) bool {
 // names its nodes, an array), and the exemption counts from its start in
 // Slurm, a cycle or more after its dispatch.
 func (tr *tracker) heldBy(t float64, e *entry) {
-	if !tr.preempting() || e.task == nil || e.sj == nil {
+	if !tr.cfg.preempting() || e.task == nil || e.sj == nil {
 		return
 	}
-	if p := tr.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
+	if p := tr.nodes.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
 		e.task.Placement, e.place, e.placed = p, p, true
 	}
 	if !e.sj.Start.IsZero() {
@@ -221,34 +219,4 @@ func (tr *tracker) heldBy(t float64, e *entry) {
 			e.task.Start = st
 		}
 	}
-}
-
-// heldPlacement returns the GPUs running job sj holds, from its GPU
-// indices, when they are on cluster nodes and add up to gpus; else an
-// empty placement.
-func (tr *tracker) heldPlacement(sj *slurmclient.Job, gpus int) placement.Placement {
-	var p placement.Placement
-	n := 0
-	for name, idx := range sj.GPUIndices {
-		i, ok := tr.nodeIndex[name]
-		if !ok {
-			return placement.Placement{}
-		}
-		var mask uint64
-		for _, x := range idx {
-			if x < 0 || x >= 64 {
-				return placement.Placement{}
-			}
-			mask |= 1 << uint(x)
-		}
-		if mask != 0 {
-			p.Slots = append(p.Slots, placement.Slot{Node: i, GPUs: mask})
-			n += bits.OnesCount64(mask)
-		}
-	}
-	if n != gpus {
-		return placement.Placement{}
-	}
-	slices.SortFunc(p.Slots, func(a, b placement.Slot) int { return a.Node - b.Node })
-	return p
 }

@@ -159,3 +159,26 @@ func keptSubsequence(cur []uint32, b Band) []bool {
 	}
 	return keep
 }
+
+// labeler labels the ranked jobs with priorities, reusing its buffers
+// from one cycle to the next.
+type labeler struct {
+	cur, labels []uint32
+}
+
+// label returns the priority each ranked job should have: the jobs up to
+// the last one in the upper band get labels of HighBand, the rest of
+// LowBand, each keeping the label it has where Label allows.
+func (l *labeler) label(ranked []*entry) []uint32 {
+	l.cur = l.cur[:0]
+	split := 0
+	for i, e := range ranked {
+		l.cur = append(l.cur, e.prio)
+		if e.high() {
+			split = i + 1
+		}
+	}
+	hi := Label(l.cur[:split], HighBand, nil)
+	l.labels = Label(l.cur[split:], LowBand, l.labels)
+	return append(hi, l.labels...)
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -156,44 +155,4 @@ func nodeListBar(sj *slurmclient.Job) reason.Reason {
 		return reason.Of(reason.NodeListShape, "heterogeneous job: a node list would apply to every component")
 	}
 	return reason.Reason{}
-}
-
-// mayUse reports whether e's request can use cluster node i: the node is
-// in one of the job's partitions (as this cycle's node list says), no
-// pending job of a partition of a higher PriorityTier waits for it
-// (outranked), the job does not exclude it, and, for a job that named its
-// own nodes, it is one of them. A job pinned to a node it cannot use would wait for ever, or
-// start elsewhere than asrpt planned.
-func (tr *tracker) mayUse(e *entry, i int) bool {
-	if e.sj == nil {
-		return true
-	}
-	name := tr.cl.Nodes[i].Name
-	if slices.Contains(e.sj.ExcludedNodes, name) {
-		return false
-	}
-	if e.ownNodes && len(e.sj.RequiredNodes) > 0 && !slices.Equal(e.sj.RequiredNodes, e.nodes) &&
-		!slices.Contains(e.sj.RequiredNodes, name) {
-		return false
-	}
-	parts := e.sj.Partitions()
-	if len(parts) == 0 || i >= len(tr.nodeParts) || tr.nodeParts[i] == nil {
-		return true
-	}
-	for _, p := range parts {
-		if slices.Contains(tr.nodeParts[i], p) {
-			return !tr.outranked(e, i, parts)
-		}
-	}
-	return false
-}
-
-// mayUsePlacement reports whether e may use every node of p.
-func (tr *tracker) mayUsePlacement(e *entry, p *placement.Placement) bool {
-	for _, sl := range p.Slots {
-		if !tr.mayUse(e, sl.Node) {
-			return false
-		}
-	}
-	return true
 }

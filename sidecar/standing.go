@@ -59,15 +59,15 @@ func (a ownKey) ahead(b ownKey) bool {
 	return compareID(a.id, b.id) < 0
 }
 
-// own returns e's key in Slurm's own order. In factor mode the priority
+// ownKey returns e's key in Slurm's own order under write mode mode. In factor mode the priority
 // plugin's value less the site factor asrpt wrote; otherwise, or once asrpt
 // has set an explicit priority, the priority the job had when asrpt first
 // saw it.
-func (tr *tracker) own(e *entry) ownKey {
+func (e *entry) ownKey(mode WriteMode) ownKey {
 	k := ownKey{prio: e.base, id: e.id}
 	if e.sj != nil {
 		k.submit = e.sj.Submit.Unix()
-		if tr.mode == WriteFactor && e.prio == 0 && e.sj.Priority >= e.factor {
+		if mode == WriteFactor && e.prio == 0 && e.sj.Priority >= e.factor {
 			k.prio = e.sj.Priority - e.factor
 		}
 	}
@@ -97,7 +97,7 @@ func (tr *tracker) withStanding(ranked []*entry) []*entry {
 	}
 	own := make([]ranked1, len(ranked))
 	for i, e := range ranked {
-		own[i] = ranked1{tr.own(e), i}
+		own[i] = ranked1{e.ownKey(tr.mode), i}
 	}
 	slices.SortFunc(own, func(a, b ranked1) int {
 		if a.k.ahead(b.k) {
@@ -120,7 +120,7 @@ func (tr *tracker) withStanding(ranked []*entry) []*entry {
 	}
 	ps := make([]placed, len(st))
 	for i, e := range st {
-		k := tr.own(e)
+		k := e.ownKey(tr.mode)
 		// own[j:] are the ranked jobs Slurm's own order puts behind e.
 		j, _ := slices.BinarySearchFunc(own, k, func(m ranked1, u ownKey) int {
 			if m.k.ahead(u) {

@@ -232,7 +232,7 @@ func (tr *tracker) stateToSave() *savedState {
 			sj.DSeq, sj.PlacedAt = e.dseq, e.placedAt
 			if e.placed {
 				for _, sl := range e.place.Slots {
-					sj.Place = append(sj.Place, savedSlot{Node: tr.cl.Nodes[sl.Node].Name, GPUs: sl.GPUs})
+					sj.Place = append(sj.Place, savedSlot{Node: tr.nodes.cl.Nodes[sl.Node].Name, GPUs: sl.GPUs})
 				}
 			}
 		}
@@ -287,7 +287,7 @@ func (tr *tracker) restore(st *savedState) error {
 		if len(sj.Place) > 0 {
 			e.placed = true
 			for _, sl := range sj.Place {
-				n, ok := tr.nodeIndex[sl.Node]
+				n, ok := tr.nodes.index[sl.Node]
 				if !ok {
 					e.placed = false
 					break

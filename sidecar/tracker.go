@@ -17,13 +17,13 @@ import (
 // line, no metric. What the shell (Sidecar) is to count or log they leave
 // as events (takeEvents); what it is to write they return as decisions.
 type tracker struct {
-	cfg       Config
-	cl        *cluster.Cluster
-	nodeIndex map[string]int
-	env       *policy.Env
-	pol       policy.Policy
-	pred      predictor.Predictor
-	profiles  *jobprofile.Resolver
+	cfg Config
+	// nodes is the cluster as this cycle's snapshot shows it.
+	nodes    nodeView
+	env      *policy.Env
+	pol      policy.Policy
+	pred     predictor.Predictor
+	profiles *jobprofile.Resolver
 	// supportsDelivery reports whether the REST API can send a signal
 	// that way (slurmclient.Client.SupportsDelivery).
 	supportsDelivery func(slurmclient.Delivery) bool
@@ -56,25 +56,17 @@ type tracker struct {
 	// after a fallback (cfg.PriorityFallback).
 	mode WriteMode
 
-	labels  []uint32
-	cur     []uint32
+	// labels labels the ranked jobs (priority mode); factors is the buffer
+	// of the site factors (factor mode).
+	labels  labeler
 	factors []uint32
 
 	// stops are the jobs this cycle's pass preempted, to be signalled by
 	// apply (preempt.go).
 	stops []*entry
 
-	// view groups this cycle's records of arrays and heterogeneous jobs;
-	// nodeParts holds the partitions of each cluster node (by index) as
-	// this cycle's node list gave them.
-	view      queueView
-	nodeParts [][]string
-	// tiers is Options.PartitionTiers; tierClaim holds, by cluster node
-	// index, the highest PriorityTier of a partition of that node that a
-	// pending job (not held, not held back) may run in this cycle (0:
-	// none).
-	tiers     map[string]int
-	tierClaim []int
+	// view groups this cycle's records of arrays and heterogeneous jobs.
+	view queueView
 
 	// events are what the tracker saw since the shell last took them.
 	events []event
@@ -89,17 +81,13 @@ func newTracker(cfg Config, cl *cluster.Cluster, pred predictor.Predictor, mode 
 		return nil, err
 	}
 	tr := &tracker{
-		cfg: cfg, cl: cl, env: env, pol: pol, pred: pred, profiles: cfg.Profiles.Resolver(),
+		cfg: cfg, nodes: newNodeView(cl, tiers), env: env, pol: pol, pred: pred, profiles: cfg.Profiles.Resolver(),
 		supportsDelivery: supportsDelivery, givenBack: givenBack,
-		nodeIndex: make(map[string]int, len(cl.Nodes)),
-		entries:   map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
+		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
 		finished: map[string]finishedJob{}, ended: map[string]bool{}, unreadable: map[string]bool{},
-		clock: math.Inf(-1), mode: mode, tiers: tiers,
+		clock: math.Inf(-1), mode: mode,
 	}
 	env.Allow = tr.allow
-	for i, n := range cl.Nodes {
-		tr.nodeIndex[n.Name] = i
-	}
 	return tr, nil
 }
 

@@ -122,7 +122,7 @@ func TestUntrustedStateFiles(t *testing.T) {
 			for _, dry := range []bool{false, true} {
 				cfg := h.cfg
 				cfg.DryRun = dry
-				_, err := New(cfg, Options{Cluster: h.s.tr.cl, Slurm: h.fake, Predictor: h.pred, Log: zerolog.Nop()})
+				_, err := New(cfg, Options{Cluster: h.s.tr.nodes.cl, Slurm: h.fake, Predictor: h.pred, Log: zerolog.Nop()})
 				check(fmt.Sprintf("New (dry run %v)", dry), err)
 			}
 			before := h.fake.Calls("UpdateJob") + h.fake.Calls("Jobs")

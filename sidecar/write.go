@@ -139,7 +139,7 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 	s.m.deferred.Add(float64(rep.Deferred))
 	hi := 0
 	for _, d := range ds {
-		if s.tr.high(d.e) {
+		if d.e.high() {
 			hi++
 		}
 	}
