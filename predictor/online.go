@@ -22,6 +22,10 @@ type Config struct {
 	// MaxTrainRows caps the training set at the most recent finished jobs
 	// (default 50,000).
 	MaxTrainRows int
+	// Select turns on estimator selection (select.go): each prediction is
+	// the forest's or the group's window statistics', whichever has erred
+	// less on the group's recent jobs (predictor "select").
+	Select bool
 }
 
 // DefaultConfig returns the defaults described in Config.
@@ -109,6 +113,7 @@ type Forest struct {
 	lastTrain float64
 	stats     OnlineStats
 	num       []float64 // Repredict's numeric features, reused
+	sel       *selector // nil: no estimator selection (Config.Select)
 }
 
 // OnlineStats counts the work of an online Forest. TrainSeconds is wall
@@ -131,11 +136,34 @@ func NewForest(cfg Config) (*Forest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Forest{cfg: c, hist: NewHistory(), rows: map[string]trainRow{}, lastTrain: math.Inf(-1)}, nil
+	f := &Forest{cfg: c, hist: NewHistory(), rows: map[string]trainRow{}, lastTrain: math.Inf(-1)}
+	if c.Select {
+		f.sel = newSelector()
+	}
+	return f, nil
 }
 
-// Name implements Predictor.
-func (*Forest) Name() string { return "forest" }
+// Name implements Predictor: "forest", or "select" with estimator
+// selection.
+func (f *Forest) Name() string {
+	if f.sel != nil {
+		return "select"
+	}
+	return "forest"
+}
+
+// Picks returns how many predictions each estimator gave, by name (nil
+// without estimator selection).
+func (f *Forest) Picks() map[string]int {
+	if f.sel == nil {
+		return nil
+	}
+	m := make(map[string]int, numCandidates)
+	for c, n := range f.sel.picks {
+		m[candidate(c).String()] = n
+	}
+	return m
+}
 
 // Trainings returns how many times the forest has been trained.
 func (f *Forest) Trainings() int { return f.stats.Trainings }
@@ -166,7 +194,27 @@ func (f *Forest) Predict(j *job.Job) Estimate {
 	if j.ID != "" {
 		f.rows[j.ID] = compact(&r)
 	}
-	return capLimit(f.estimate(j, &r), j)
+	return f.pick(j, &r, true)
+}
+
+// pick returns the estimate for j from its features r: the forest's, or
+// with estimator selection the chosen candidate's (recording, when record
+// is set, each candidate's median for scoring once j finishes).
+func (f *Forest) pick(j *job.Job, r *Row, record bool) Estimate {
+	e := capLimit(f.estimate(j, r), j)
+	if f.sel == nil || f.model == nil || r.Group.Count == 0 {
+		return e
+	}
+	g := capLimit(statsEstimate(&r.Group, true), j)
+	if record && j.ID != "" {
+		f.sel.made[j.ID] = [numCandidates]float64{candForest: logRun(medianOf(e)), candGroup: logRun(medianOf(g))}
+	}
+	c := f.sel.choose(j.User+"\x00"+r.Cat[CatFamily], j.User)
+	f.sel.picks[c]++
+	if c == candGroup {
+		return g
+	}
+	return e
 }
 
 // Repredict implements Predictor: the features of j as of now (history
@@ -184,7 +232,7 @@ func (f *Forest) Repredict(j *job.Job, now float64) Estimate {
 		f.num = make([]float64, 0, NumNum)
 	}
 	r := extractInto(j, fam, f.hist, f.num)
-	return capLimit(f.estimate(j, &r), j)
+	return f.pick(j, &r, false)
 }
 
 func (f *Forest) estimate(j *job.Job, r *Row) Estimate {
@@ -244,12 +292,18 @@ func (f *Forest) Observe(j *job.Job, end float64) {
 		delete(f.rows, j.ID)
 	}
 	if !Finished(j) {
+		if f.sel != nil {
+			delete(f.sel.made, j.ID)
+		}
 		return
 	}
 	f.flush(end)
 	fam := r.cat[CatFamily]
 	if !predicted {
 		fam = Family(j.Name)
+	}
+	if f.sel != nil && predicted {
+		f.sel.score(j.ID, j.User+"\x00"+fam, j.User, j.RunTime)
 	}
 	f.pending = append(f.pending, observed{*j, fam, end})
 	if predicted {

@@ -19,7 +19,7 @@ type Estimate = prediction.Estimate
 // sequence of calls gives the same answers. Not safe for concurrent use
 // unless an implementation says so.
 type Predictor interface {
-	// Name is the registry name (oracle, limit, mean, forest).
+	// Name is the registry name (oracle, limit, mean, forest, select).
 	Name() string
 	// Predict returns the estimate for j, which has not finished yet. It
 	// uses only what is known at submit time and what Observe was given.

@@ -49,7 +49,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&policies, "policies", strings.Join(qualityPolicies(), ","), "comma-separated policies (any with -oracle for perfect predictions)")
 	fs.StringVar(&cases, "cases", "", "comma-separated substrings: run only the cases whose name contains one (default: all)")
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
-	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean or forest")
+	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean, forest or select")
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
 	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
 	retrainEvery = predictor.DefaultConfig().RetrainEvery
