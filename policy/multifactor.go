@@ -39,6 +39,20 @@ type multifactorPolicy struct {
 	factors  []uint32
 	dec      decisions
 	order    []*Task // asrpt-factor: the A-SRPT order's buffer
+
+	// With a Controller (asrpt-sidecar): the controller, its next poll
+	// (Unix seconds), the running jobs, the jobs ended since its last
+	// poll, and Queue.Waiting's buffer.
+	ctl      Controller
+	nextPoll float64
+	lastPoll float64
+	settle   int // polls left before polls may be skipped (settlePolls)
+	// touched is set when the queue changed (an arrival, a start, an
+	// end, a write) since the last scheduling pass.
+	touched bool
+	live    map[*Task]bool
+	ended   []Ended
+	buf     []*Task
 }
 
 var (
@@ -47,7 +61,8 @@ var (
 )
 
 func newMultifactor(name string, env *Env, factor bool) *multifactorPolicy {
-	m := &multifactorPolicy{starter: starter{env: env}, name: name, run: newRunning(estLimit), nextCalc: math.Inf(-1)}
+	m := &multifactorPolicy{starter: starter{env: env}, name: name, run: newRunning(estLimit), nextCalc: math.Inf(-1),
+		nextPoll: math.Inf(-1), lastPoll: math.Inf(-1)}
 	if env == nil {
 		return m
 	}
@@ -108,9 +123,20 @@ func (m *multifactorPolicy) tick(now float64) {
 		t.prio = m.priority(now, t)
 	}
 	m.unsorted = true
+	if m.ctl != nil && len(m.pend) > 0 {
+		// The priorities the Controller reads changed: it polls at the
+		// next point of its grid (which applies the skip rule itself).
+		m.pollAgain(now)
+	}
 }
 
 func (m *multifactorPolicy) Arrive(now float64, t *Task) {
+	if m.ctl != nil && len(m.pend) == 0 && m.nextPoll < now {
+		// No poll was due while nothing waited: the controller's next
+		// poll is the next point of its grid.
+		m.nextPoll = math.Inf(1)
+	}
+	m.changed(now)
 	m.add(now, t)
 	if m.inner != nil {
 		m.inner.Arrive(now, t)
@@ -160,6 +186,11 @@ func (m *multifactorPolicy) Finish(now float64, t *Task) {
 	m.run.remove(t)
 	t.running = false
 	m.fs.Run(now, t.assoc, -t.GPUs)
+	if m.ctl != nil {
+		delete(m.live, t)
+		m.ended = append(m.ended, Ended{Job: t.Job, Start: t.Start, End: now})
+		m.changed(now)
+	}
 	if m.inner != nil {
 		m.inner.Finish(now, t)
 	}
@@ -169,8 +200,14 @@ func (m *multifactorPolicy) Finish(now float64, t *Task) {
 // +Inf. The PriorityCalcPeriod is not an event of its own: priorities are
 // brought up to date at the first scheduling pass after each period (an
 // arrival or a completion), which bounds the replay's work whatever the
-// times; only a pass with free GPUs can start a job.
+// times; only a pass with free GPUs can start a job. With a Controller
+// it is the next poll or the next PriorityCalcPeriod, whichever is first:
+// the recalculation changes the priorities the Controller reads, so it
+// happens on time whether or not polls are skipped (see tick).
 func (m *multifactorPolicy) NextEvent(now float64) float64 {
+	if m.ctl != nil && len(m.pend) > 0 {
+		return math.Min(m.nextPoll, m.nextCalc)
+	}
 	if m.inner == nil || len(m.pend) == 0 {
 		return math.Inf(1)
 	}
@@ -185,7 +222,11 @@ func (m *multifactorPolicy) sort() {
 	}
 	m.unsorted = false
 	for _, t := range m.pend {
-		t.order = -(float64(t.tier)*(1<<33) + t.prio + float64(t.site))
+		if t.explicit != 0 {
+			t.order = -(float64(t.tier)*(1<<33) + float64(t.explicit))
+		} else {
+			t.order = -(float64(t.tier)*(1<<33) + t.prio + float64(t.site))
+		}
 	}
 	slices.SortFunc(m.pend, func(a, b *Task) int {
 		switch {
@@ -237,6 +278,20 @@ func (m *multifactorPolicy) Schedule(now float64, free *placement.Free) []Decisi
 	if m.inner != nil {
 		m.inner.advance(now)
 	}
+	if m.ctl != nil {
+		polled, err := m.poll(now)
+		if err != nil {
+			m.env.controllerErr = err
+			return nil
+		}
+		if polled && !m.touched {
+			// A poll that changed nothing is no scheduling pass: the
+			// model schedules at arrivals, ends and writes, as multifactor
+			// does at arrivals and ends.
+			return nil
+		}
+		m.touched = false
+	}
 	if free.Total() == 0 || len(m.pend) == 0 {
 		return nil
 	}
@@ -254,6 +309,10 @@ func (m *multifactorPolicy) Schedule(now float64, free *placement.Free) []Decisi
 	m.pend = slices.DeleteFunc(m.pend, func(t *Task) bool { return t.running })
 	for _, t := range sc.started {
 		m.fs.Run(now, t.assoc, t.GPUs)
+		if m.ctl != nil {
+			m.live[t] = true
+			m.changed(now)
+		}
 		if m.inner != nil {
 			m.inner.started(t)
 		}

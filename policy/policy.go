@@ -82,12 +82,21 @@ var Names = []string{"fifo", "backfill", "easypp", "spjf", "spwf", "wcs-subtime"
 // (--policies) and are left out of the default comparison. asrpt-preempt
 // preempts only the jobs that opted in, so it means something only with an
 // opt-in rule (sim.Config.Preemptible).
-var Extra = []string{"asrpt-preempt"}
+//
+// asrpt-sidecar and asrpt-sidecar-priority are the closed loop: the
+// multifactor model as slurmctld, with the sidecar's own code polling it
+// and writing site factors (or priorities) and node lists (Env.Controller,
+// set by package loop); they run only through replay.Run.
+var Extra = []string{"asrpt-preempt", "asrpt-sidecar", "asrpt-sidecar-priority"}
 
 // Virtual reports whether the policy base (no -oracle suffix) orders jobs
 // on A-SRPT's virtual machine, releasing each when its virtual work is
 // done (Task.Released).
-func Virtual(base string) bool { return strings.HasPrefix(base, "asrpt") }
+func Virtual(base string) bool { return strings.HasPrefix(base, "asrpt") && !Sidecar(base) }
+
+// Sidecar reports whether the policy base (no -oracle suffix) is the
+// closed loop: the multifactor model with the sidecar as its Controller.
+func Sidecar(base string) bool { return base == "asrpt-sidecar" || base == "asrpt-sidecar-priority" }
 
 // Preemptive reports whether the policy base (no -oracle suffix) stops
 // running jobs: such a policy is no non-preemptive baseline.
@@ -112,7 +121,8 @@ func Split(name string) (base string, oracle bool) {
 // rule (easypp): fifo blocks and wcs-subtime starts any job that fits, so
 // neither reads an estimate.
 var predicting = map[string]bool{"spjf": true, "spwf": true, "wcs-duration": true, "wcs-workload": true,
-	"asrpt-paper": true, "asrpt": true, "asrpt-factor": true, "asrpt-preempt": true}
+	"asrpt-paper": true, "asrpt": true, "asrpt-factor": true, "asrpt-preempt": true,
+	"asrpt-sidecar": true, "asrpt-sidecar-priority": true}
 
 // UsesPredictions reports whether policy name's decisions depend on the
 // predictor it runs with: false for the oracle variants (perfect
@@ -157,8 +167,30 @@ func New(name string, env *Env) (Policy, error) {
 		return newMultifactor(name, env, false), nil
 	case "asrpt-factor":
 		return newMultifactor(name, env, true), nil
+	case "asrpt-sidecar", "asrpt-sidecar-priority":
+		if env == nil || env.Controller == nil {
+			return nil, fmt.Errorf("policy %s runs the sidecar against the replay's Slurm: it needs a Controller (run it through replay.Run)", name)
+		}
+		m := newMultifactor(name, env, false)
+		m.ctl, m.live = env.Controller, map[*Task]bool{}
+		env.Allow = allowRequired
+		return m, nil
 	}
 	known := append(append([]string(nil), Names...), Extra...)
 	sort.Strings(known)
 	return nil, fmt.Errorf("unknown policy %q (known: %s, each also with %s)", name, strings.Join(known, ", "), OracleSuffix)
+}
+
+// Validate reports whether name is a policy New builds on env: for the
+// closed loop (Sidecar), which needs a Controller the caller does not have
+// yet, only the name is checked (it has no oracle variant).
+func Validate(name string, env *Env) error {
+	if base, oracle := Split(name); Sidecar(base) {
+		if oracle {
+			return fmt.Errorf("policy %s: the closed loop has no oracle variant (the sidecar predicts from the accounting it reads)", name)
+		}
+		return nil
+	}
+	_, err := New(name, env)
+	return err
 }

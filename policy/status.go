@@ -73,3 +73,11 @@ func (e *Env) TakeErrors() (errs []error, n int) {
 	e.errs, e.failed = nil, 0
 	return errs, n
 }
+
+// ControllerErr returns the error of the Controller's last poll, nil when
+// it succeeded, and forgets it.
+func (e *Env) ControllerErr() error {
+	err := e.controllerErr
+	e.controllerErr = nil
+	return err
+}

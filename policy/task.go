@@ -239,6 +239,12 @@ type Env struct {
 	// it. nil (the replay) allows every node.
 	Allow NodeFilter
 
+	// Controller, when set, polls the multifactor model's queue and
+	// writes to it (asrpt-sidecar; package loop); controllerErr is the
+	// error of its last poll, which ends the replay (ControllerErr).
+	Controller    Controller
+	controllerErr error
+
 	// errs and failed hold the placement failures until TakeErrors.
 	errs   []error
 	failed int
@@ -326,7 +332,10 @@ type Task struct {
 	shadowStart float64 // A-SRPT: the job's start in the age shadow (Params.ShadowWait), seconds
 	overtaken   float64 // A-SRPT: GPU-seconds of its account's later, smaller jobs started while it waited (Params.AccountGuard)
 	prio        float64 // multifactor: the priority Slurm computes, without the site factor
-	site        uint32  // asrpt-factor: the site factor of the job's A-SRPT rank
+	site        uint32  // asrpt-factor: the site factor of the job's A-SRPT rank; asrpt-sidecar: the one written
+	explicit    uint32  // asrpt-sidecar: the priority written (0: none, multifactor's counts)
+	required    []int   // asrpt-sidecar: the nodes the job is bound to (nil: any)
+	reqGPN      int     // asrpt-sidecar: the GPUs per node written with them (0: none)
 	tier        uint32  // multifactor: the PriorityTier of the job's partition
 	order       float64 // multifactor: queue order key, lower first
 	assoc       *multifactor.Association

@@ -50,6 +50,10 @@ type Config struct {
 	// tells: when it waited and why, when it started (asrpt replay --why).
 	// A job not in the replay is an error.
 	Why string
+	// Controller polls the queue of the multifactor model and writes to
+	// it: the sidecar in the closed loop (asrpt-sidecar, package loop);
+	// nil for every other policy.
+	Controller policy.Controller
 }
 
 // JobResult is what happened to one job: 64 bytes without pointers, so
@@ -322,6 +326,7 @@ const pollEvery = 4096
 
 func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cfg Config) (*Result, error) {
 	env = env.Fork() // replays prepared with one Env may run at once
+	env.Controller = cfg.Controller
 	n := jobs.Len()
 	pol, err := policy.New(cfg.Policy, env)
 	if err != nil {
@@ -462,6 +467,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			next++
 		}
 		started, preempted := env.Dispatch(pol, now, free, nil)
+		if err := env.ControllerErr(); err != nil {
+			return nil, fmt.Errorf("sim: t=%.3f: policy %s: %w", now, pol.Name(), err)
+		}
 		if errs, n := env.TakeErrors(); n > 0 {
 			// A placement that failed for another reason than free GPUs is
 			// a bug of the policy or the placer: the replay does not go on.
