@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/loop"
+	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
@@ -169,9 +171,17 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	if err != nil {
 		return fail(err)
 	}
+	ctl, err := controller(ctx, sp, cfg)
+	if err != nil {
+		return fail(err)
+	}
 	start := time.Now()
-	r, err := sp.Workload.Run(ctx, sim.Config{Policy: sp.Policy, Predictor: pred, Frozen: cfg.Frozen,
-		Preemptible: sp.Preemptible, Progress: sp.Progress, Why: cfg.Why})
+	sc := sim.Config{Policy: sp.Policy, Predictor: pred, Frozen: cfg.Frozen,
+		Preemptible: sp.Preemptible, Progress: sp.Progress, Why: cfg.Why}
+	if ctl != nil {
+		sc.Controller = ctl
+	}
+	r, err := sp.Workload.Run(ctx, sc)
 	if err != nil {
 		return fail(err)
 	}
@@ -197,4 +207,23 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 		o.Result = r
 	}
 	return o, nil
+}
+
+// controller returns the sidecar that polls the replay's Slurm for a
+// closed-loop policy (policy.Sidecar), with a predictor of its own from
+// cfg.NewPredictor (it learns from the replay's accounting); nil for any
+// other policy.
+func controller(ctx context.Context, sp Spec, cfg Config) (*loop.Controller, error) {
+	base, oracle := policy.Split(sp.Policy)
+	if !policy.Sidecar(base) {
+		return nil, nil
+	}
+	if oracle {
+		return nil, fmt.Errorf("the closed loop has no oracle variant: the sidecar predicts from the accounting it reads")
+	}
+	pred, err := cfg.NewPredictor(sp.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return loop.New(ctx, sp.Workload.Env, loop.Config(sp.Workload.Env, loop.Mode(base)), pred)
 }

@@ -6,32 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/asrpt/asrpt/cluster"
-	"github.com/asrpt/asrpt/job"
-	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/internal/testworkload"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/sim"
-	"github.com/asrpt/asrpt/trace"
 )
 
 // workload returns a small generated workload prepared for a 4×8 cluster.
 func workload(t *testing.T, seed int64) *sim.Workload {
 	t.Helper()
-	cfg := trace.DefaultGenConfig()
-	cfg.Jobs, cfg.Seed, cfg.ClusterGPUs, cfg.GPUsPerNode = 300, seed, 32, 8
-	jobs, err := trace.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := job.TableOf(jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := sim.Prepare(tab, policy.NewEnv(cluster.Uniform(4, 8), policy.DefaultParams()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return testworkload.Generated(t, 300, seed, 4, 8)
 }
 
 func newMean(int64) (predictor.Predictor, error) { return predictor.NewMean(), nil }
@@ -90,5 +73,27 @@ func TestRunStops(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), specs[:1], Config{}); err == nil {
 		t.Error("no predictor: no error")
+	}
+}
+
+// TestRunClosedLoop: the closed loop runs through Run, its sidecar with a
+// predictor of its own, and every job ends; its oracle variant is refused.
+func TestRunClosedLoop(t *testing.T) {
+	w := workload(t, 1)
+	lb := w.LowerBound().Total
+	out, err := Run(context.Background(), []Spec{{Workload: w, LowerBound: lb, Policy: "asrpt-sidecar", Seed: 1}},
+		Config{NewPredictor: newMean, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out[0].Result
+	for i := range r.Jobs {
+		if j := r.Jobs[i]; !(j.End >= j.Start && j.Start >= j.Submit) {
+			t.Fatalf("job %s: submit %.0f start %.0f end %.0f", r.ID(i), j.Submit, j.Start, j.End)
+		}
+	}
+	if _, err := Run(context.Background(), []Spec{{Workload: w, LowerBound: lb, Policy: "asrpt-sidecar-oracle", Seed: 1}},
+		Config{NewPredictor: newMean}); err == nil || !strings.Contains(err.Error(), "oracle") {
+		t.Fatalf("asrpt-sidecar-oracle: %v, want a refusal naming the oracle", err)
 	}
 }

@@ -68,6 +68,14 @@ func (s *Sidecar) Plan(ctx context.Context, now time.Time) (CycleReport, error) 
 	return s.cycle(ctx, now, true)
 }
 
+// NextChange returns the earliest time at which a cycle may plan
+// differently from the last one although Slurm shows the same queue: the
+// policy's next event (a virtual release, a wait bound), the end of a
+// dispatched job's grace, the end of a failed write's backoff; +Inf when
+// none. The closed-loop replay (package loop), which knows when its Slurm
+// changed, skips the cycles before it.
+func (s *Sidecar) NextChange() float64 { return s.tr.nextChange() }
+
 // cycleDeadline bounds one cycle's reads and writes: twice the interval, at
 // least a minute. A slow slurmrestd then ends a cycle's writes at the
 // deadline (the rest go out next cycle) instead of holding the cycle for

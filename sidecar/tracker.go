@@ -101,3 +101,31 @@ func (tr *tracker) takeEvents() []event {
 	tr.events = nil
 	return evs
 }
+
+// nextChange returns the earliest time (Unix seconds) at which a decide
+// step may plan differently from the last one on the same snapshot: the
+// policy's next event (a virtual release, a wait bound), the end of a
+// dispatched job's grace on its nodes, the end of a failed write's
+// backoff, the predicted end of a running job (a reservation moves when
+// it passes); +Inf when none.
+func (tr *tracker) nextChange() float64 {
+	next := tr.pol.NextEvent(tr.clock)
+	grace := tr.cfg.DispatchGrace.Seconds()
+	for _, e := range tr.entries {
+		if e.task != nil {
+			if end := e.task.PredictedEnd(); end > tr.clock {
+				// A pass at end or later sees it passed (running.refresh).
+				next = math.Min(next, end)
+			}
+		}
+		if e.ph == phDispatched {
+			// placeDispatched moves a job once it has waited longer
+			// than the grace.
+			next = math.Min(next, math.Nextafter(e.placedAt+grace, math.Inf(1)))
+		}
+		for _, f := range e.fails {
+			next = math.Min(next, f.next)
+		}
+	}
+	return next
+}

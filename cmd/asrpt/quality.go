@@ -101,7 +101,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	env := policy.NewEnv(cluster.Uniform(1, 8), params)
 	for _, n := range names {
-		if _, err := policy.New(n, env); err != nil {
+		if err := policy.Validate(n, env); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}

@@ -203,7 +203,7 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 		return err
 	}
 	for _, n := range names {
-		if _, err := policy.New(n, env); err != nil {
+		if err := policy.Validate(n, env); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
