@@ -1,6 +1,10 @@
 package quality
 
-import "math"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 // FactorBaseline is the policy the factor mode is compared with: Slurm's
 // multifactor priority with backfill, what a site runs today.
@@ -10,6 +14,30 @@ const FactorBaseline = "multifactor"
 // sidecar's factor write mode replayed on top of FactorBaseline
 // ("asrpt-factor"). It is not one of the candidate's baselines.
 const FactorSuffix = "-factor"
+
+// SidecarSuffix, appended to the candidate's name, is the closed loop
+// ("asrpt-sidecar", package loop): the sidecar's own code polling the
+// replay's multifactor model and writing site factors into it. When it
+// ran, the factor-mode comparison is of it (the system a site runs), else
+// of the candidate with FactorSuffix (the replay's model of it). Neither
+// is one of the candidate's baselines.
+const SidecarSuffix = "-sidecar"
+
+// variant reports whether policy base (no oracle suffix) is candidate run
+// another way — its factor mode, or the closed loop in either write mode
+// — and so no baseline of it.
+func variant(base, candidate string) bool {
+	return base == candidate+FactorSuffix || strings.HasPrefix(base, candidate+SidecarSuffix)
+}
+
+// factorName is the policy the factor-mode comparison is of among
+// policies: the candidate's closed loop when it ran, else its factor mode.
+func factorName(policies []string, candidate string) string {
+	if slices.Contains(policies, candidate+SidecarSuffix) {
+		return candidate + SidecarSuffix
+	}
+	return candidate + FactorSuffix
+}
 
 // MinComparedShare is the least share of the contended GPU-hours under
 // FactorBaseline for which an account's share is compared: below it a
@@ -28,7 +56,7 @@ func factorCompared(name string, cfg Config) bool {
 	if cand == "" {
 		cand = DefaultCandidate
 	}
-	return name == FactorBaseline || name == cand || name == cand+FactorSuffix
+	return name == FactorBaseline || name == cand || name == factorName(cfg.Policies, cand)
 }
 
 // FactorSummary compares the candidate in factor mode (Factor, e.g.
@@ -89,10 +117,12 @@ type FactorCase struct {
 	CandidateHarmed float64 `json:"candidate_harmed_share"`
 }
 
-// SummarizeFactor compares candidate+FactorSuffix with FactorBaseline on
-// the cases that ran both and the candidate; nil when there is none.
-func SummarizeFactor(cases []CaseResult, candidate string) *FactorSummary {
-	name := candidate + FactorSuffix
+// SummarizeFactor compares the candidate's factor mode among policies
+// (factorName: its closed loop when it ran, else candidate+FactorSuffix)
+// with FactorBaseline on the cases that ran both and the candidate; nil
+// when there is none.
+func SummarizeFactor(cases []CaseResult, policies []string, candidate string) *FactorSummary {
+	name := factorName(policies, candidate)
 	s := &FactorSummary{Factor: name, Baseline: FactorBaseline}
 	var fac, cand, maxWait, p99Wait ratios
 	var shareSum float64

@@ -66,3 +66,28 @@ func TestSummarizeFactor(t *testing.T) {
 		t.Errorf("no multifactor: factor summary %+v", s.Factor)
 	}
 }
+
+// TestFactorNameClosedLoop: when the closed loop ran, the factor-mode
+// comparison is of it, and neither it nor the model of the factor mode
+// is a baseline of the candidate.
+func TestFactorNameClosedLoop(t *testing.T) {
+	order := []string{"spwf", "multifactor", "asrpt", "asrpt-factor", "asrpt-sidecar", "asrpt-sidecar-priority"}
+	a := hand("a", map[string]float64{"spwf": 300, "multifactor": 400, "asrpt": 200, "asrpt-factor": 240,
+		"asrpt-sidecar": 220, "asrpt-sidecar-priority": 150}, order)
+	s := Summarize([]CaseResult{a}, order, "asrpt", "las")
+	if s.Factor == nil || s.Factor.Factor != "asrpt-sidecar" || !near(s.Factor.FactorVsBaseline, 220.0/400) {
+		t.Fatalf("factor summary %+v, want asrpt-sidecar at %v", s.Factor, 220.0/400)
+	}
+	if got := s.Cases[0].BestBaseline; got != "spwf" {
+		t.Errorf("best baseline %q, want spwf (the closed loop is asrpt run another way)", got)
+	}
+	for name, want := range map[string]bool{"asrpt-factor": true, "asrpt-sidecar": true, "asrpt-sidecar-priority": true,
+		"asrpt": false, "asrpt-factorx": false, "spwf": false} {
+		if got := variant(name, "asrpt"); got != want {
+			t.Errorf("variant(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if got := factorName([]string{"asrpt", "asrpt-factor"}, "asrpt"); got != "asrpt-factor" {
+		t.Errorf("without the closed loop the factor mode is %q, want asrpt-factor", got)
+	}
+}

@@ -35,7 +35,7 @@ func newPairing(cfg Config, ns int) *pairing {
 		switch name {
 		case FactorBaseline:
 			p.base = i
-		case cand, cand + FactorSuffix:
+		case cand, factorName(cfg.Policies, cand):
 			p.compared = append(p.compared, i)
 		}
 	}

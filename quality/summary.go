@@ -24,7 +24,8 @@ const WithinTolerance = 1.05
 // Every ratio is candidate / X: the candidate's total JCT over X's on the
 // same case (< 1: the candidate is better). The baselines of a case are the
 // policies run without the oracle suffix other than the candidate and the
-// preemptive policy and the candidate in factor mode (FactorSuffix); the
+// preemptive policy and the candidate run another way (its factor mode,
+// FactorSuffix, and its closed loop, SidecarSuffix); the
 // oracle baselines are the oracle variants of the
 // same. Means are geometric, over the cases where both sides were run.
 type Summary struct {
@@ -158,10 +159,10 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		for _, name := range policies {
 			t := total(name)
 			base, isOracle := policy.Split(name)
-			if t > 0 && !isOracle && base != candidate && base != candidate+FactorSuffix && (bestOther == 0 || t < bestOther) {
+			if t > 0 && !isOracle && base != candidate && !variant(base, candidate) && (bestOther == 0 || t < bestOther) {
 				bestOther = t
 			}
-			if t == 0 || base == candidate || base == preemptive || base == candidate+FactorSuffix || (policy.Preemptive(base) && base != candidate) {
+			if t == 0 || base == candidate || base == preemptive || variant(base, candidate) || (policy.Preemptive(base) && base != candidate) {
 				continue
 			}
 			if !isOracle && (bestTotal == 0 || t < bestTotal) {
@@ -197,7 +198,7 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		best.mean(), pre.mean(), orc.mean(), orcBest.mean()
 	s.Headroom = Headroom{BestBaselineVsOracle: hBest.mean(), PreemptiveVsOracle: hPre.mean(),
 		BestOtherVsOracle: hOther.mean(), BestBaselineVsBestOracleBaseline: hBase.mean()}
-	s.Factor = SummarizeFactor(cases, candidate)
+	s.Factor = SummarizeFactor(cases, policies, candidate)
 	for _, name := range policies {
 		var r ratios
 		for i := range cases {
