@@ -27,7 +27,7 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 		}
 		recs, err := s.slurm.AccountingJobs(ctx, s.acctFrom, end)
 		if err != nil {
-			s.m.errors.WithLabelValues("accounting", Reason(err)).Inc()
+			s.m.errors.WithLabelValues("accounting", Reason(err).String()).Inc()
 			s.incident("accounting", err)
 			return
 		}

@@ -177,7 +177,7 @@ func (s *Sidecar) fail(rep CycleReport, start time.Time, op string, err error) (
 	s.m.cycle.Observe(rep.Duration.Seconds())
 	s.m.cycles.WithLabelValues("error").Inc()
 	if op != "write" {
-		s.m.errors.WithLabelValues(op, Reason(err)).Inc()
+		s.m.errors.WithLabelValues(op, Reason(err).String()).Inc()
 	}
 	return rep, fmt.Errorf("sidecar: %s: %w", op, err)
 }

@@ -36,7 +36,7 @@ func (s *Sidecar) incident(key string, err error) {
 		case "placement":
 			msg = "placing a job failed for another reason than free GPUs (the cluster model and Slurm disagree, or a bug); the job waits unplaced"
 		}
-		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err)).Msg(msg)
+		s.log.Warn().Err(err).Str("incident", key).Str("reason", Reason(err).String()).Msg(msg)
 	}
 }
 

@@ -52,7 +52,7 @@ func (s *Sidecar) Run(ctx context.Context) error {
 		case err != nil:
 			failed++
 			if !failing {
-				s.log.Warn().Err(err).Str("reason", Reason(err)).Msg("cycle failed; retrying with backoff")
+				s.log.Warn().Err(err).Str("reason", Reason(err).String()).Msg("cycle failed; retrying with backoff")
 			}
 			failing = true
 			delay = min(backoff, s.cfg.Interval)

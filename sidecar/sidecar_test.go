@@ -833,12 +833,12 @@ func TestNoPriorityAfterFailedNodeList(t *testing.T) {
 		{fmt.Errorf("fake: slurm error 2084: %w", slurmclient.ErrServer), 1},
 		{fmt.Errorf("fake: bad node: %w", slurmclient.ErrInvalid), 2},
 	} {
-		t.Run(Reason(c.err), func(t *testing.T) {
+		t.Run(Reason(c.err).String(), func(t *testing.T) {
 			h := newHarness(t, 2, 4, false, nil)
 			h.fake.Submit(pend("1", "short", 4, t0))
 			h.fake.SetInterceptor(sidecartest.FailOnce("UpdateJob", "1", c.err))
 			rep := h.cycle(t0)
-			if rep.Failed[Reason(c.err)] != 1 || h.fake.Calls("UpdateJob") != c.wantCalls {
+			if rep.Failed[Reason(c.err).String()] != 1 || h.fake.Calls("UpdateJob") != c.wantCalls {
 				t.Errorf("failures %v, %d updates tried, want %d", rep.Failed, h.fake.Calls("UpdateJob"), c.wantCalls)
 			}
 		})

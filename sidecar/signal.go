@@ -48,7 +48,7 @@ func (s *Sidecar) stopFailed(e *entry, why string, err error) {
 	s.m.preemptions.WithLabelValues(outcomeFailed).Inc()
 	ev := s.log.Warn().Str("job", e.id)
 	if err != nil {
-		ev = ev.Err(err).Str("reason", Reason(err))
+		ev = ev.Err(err).Str("reason", Reason(err).String())
 	}
 	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
 	s.tr.withdraw(s.tr.clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)

@@ -2,7 +2,6 @@ package sidecar
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/asrpt/asrpt/job"
@@ -32,48 +31,3 @@ type Slurm interface {
 }
 
 var _ Slurm = slurmclient.Client(nil)
-
-// Reason returns a short, stable label for an error from Slurm, for
-// metrics and for deduplicating log lines: job_gone, permission, auth,
-// not_pending, invalid, ignored_field, not_applied, held, not_persistent,
-// bad_record, bad_response, unsupported, server, canceled, timeout or
-// other.
-func Reason(err error) string {
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, slurmclient.ErrJobGone):
-		return "job_gone"
-	case errors.Is(err, slurmclient.ErrPermission):
-		return "permission"
-	case errors.Is(err, slurmclient.ErrAuth):
-		return "auth"
-	case errors.Is(err, slurmclient.ErrNotPending):
-		return "not_pending"
-	case errors.Is(err, slurmclient.ErrInvalid):
-		return "invalid"
-	case errors.Is(err, slurmclient.ErrIgnoredField):
-		return "ignored_field"
-	case errors.Is(err, slurmclient.ErrNotApplied):
-		return "not_applied"
-	case errors.Is(err, slurmclient.ErrAppliedDespiteError):
-		return "applied_despite_error"
-	case errors.Is(err, slurmclient.ErrHeld):
-		return "held"
-	case errors.Is(err, slurmclient.ErrNotPersistent):
-		return "not_persistent"
-	case errors.Is(err, slurmclient.ErrBadRecord):
-		return "bad_record"
-	case errors.Is(err, slurmclient.ErrBadResponse):
-		return "bad_response"
-	case errors.Is(err, slurmclient.ErrUnsupported):
-		return "unsupported"
-	case errors.Is(err, slurmclient.ErrServer):
-		return "server"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	}
-	return "other"
-}

@@ -14,7 +14,7 @@ import (
 // writeFailure is the last failed write of one kind to one job.
 type writeFailure struct {
 	// logged lists the reasons already logged for this job.
-	logged []string
+	logged []FailReason
 	// n counts the failures in a row; next is the earliest time of the
 	// next try, Unix seconds.
 	n    int
@@ -92,9 +92,7 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 			if stop {
 				return err
 			}
-			switch reason {
-			case "", "invalid", "ignored_field", "not_applied", "applied_despite_error":
-			default:
+			if !reason.StillPending() {
 				// The job may be gone or started: no priority write to it
 				// until the next read says it is still pending.
 				continue
@@ -162,7 +160,7 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *entry, f uint32, dry b
 		if c == e.id {
 			continue
 		}
-		if stop, reason, err := s.writeTo(ctx, e, c, "site_factor", slurmclient.JobUpdate{SiteFactor: &f}, dry, rep, inRow); stop || reason != "" {
+		if stop, reason, err := s.writeTo(ctx, e, c, "site_factor", slurmclient.JobUpdate{SiteFactor: &f}, dry, rep, inRow); stop || reason != FailNone {
 			return stop, false, err
 		}
 	}
@@ -232,18 +230,18 @@ const maxFailuresInRow = 3
 
 // write sends one update and records its effect; stop is true when no
 // further write should be tried this cycle; reason is the failure's
-// Reason, "" on success. The client re-reads the job before and after the
+// Reason, FailNone on success. The client re-reads the job before and after the
 // update and refuses a job that is no longer pending, so nothing is sent
 // to a job Slurm has started since this cycle's read; a value Slurm
 // applied although it answered an error counts as written.
-func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
+func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason FailReason, err error) {
 	return s.writeTo(ctx, e, e.id, kind, u, dry, rep, inRow)
 }
 
 // writeTo is write to job id, e's own or, for a site factor, that of one of
 // heterogeneous job e's components (recorded in e.hetFactor, for giveback);
 // a failure counts against e.
-func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason string, err error) {
+func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason FailReason, err error) {
 	rep.Writes[kind]++
 	if dry {
 		return false, "", nil
@@ -292,23 +290,20 @@ func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slur
 	}
 	rep.Writes[kind]--
 	reason = Reason(err)
-	rep.Failed[reason]++
-	s.m.failures.WithLabelValues(kind, reason).Inc()
-	switch reason {
-	case "auth", "permission", "canceled", "timeout":
-		// Not this job's fault: every write would fail alike.
-		s.incident("write:"+reason, err)
+	rep.Failed[reason.String()]++
+	s.m.failures.WithLabelValues(kind, reason.String()).Inc()
+	switch {
+	case reason.Systemic():
+		s.incident("write:"+reason.String(), err)
 		return true, reason, err
-	case "job_gone":
+	case reason == FailJobGone:
 		// Cancelled between read and write: the next cycle's read drops it.
 		return false, reason, nil
 	}
 	s.failed(e, kind, reason, err)
-	switch reason {
-	case "not_pending", "held":
-		// Started or held between read and write: the next read shows it.
-		return false, reason, nil
-	case "invalid", "ignored_field", "not_applied":
+	if reason.Raced() || reason.Refused() {
+		// Started or held since the read (the next read shows it), or
+		// this job's request refused: no sign of a failing slurmctld.
 		return false, reason, nil
 	}
 	*inRow++
@@ -322,7 +317,7 @@ func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slur
 // backoff that doubles with each failure in a row; a node list that Slurm
 // refused as invalid, or that failed maxNodeListTries times, is not tried
 // again for this job. Each job's failure is logged once per reason.
-func (s *Sidecar) failed(e *entry, kind, reason string, err error) {
+func (s *Sidecar) failed(e *entry, kind string, reason FailReason, err error) {
 	if e.fails == nil {
 		e.fails = map[string]*writeFailure{}
 	}
@@ -335,11 +330,11 @@ func (s *Sidecar) failed(e *entry, kind, reason string, err error) {
 	wait := math.Min(s.cfg.Interval.Seconds()*math.Exp2(float64(f.n-1)), maxWriteBackoff.Seconds())
 	f.next = s.tr.clock + wait
 	s.tr.dirty = true
-	giveUp := kind == "nodes" && (reason == "invalid" || reason == "ignored_field" || f.n >= maxNodeListTries)
+	giveUp := kind == "nodes" && (reason.NodesFinal() || f.n >= maxNodeListTries)
 	if giveUp {
 		e.noNodes = true
 	}
-	if reason == "not_applied" {
+	if reason == FailNotApplied {
 		// Slurm answered success but the job differs: assume nothing asrpt
 		// can rely on.
 		switch kind {
@@ -351,7 +346,7 @@ func (s *Sidecar) failed(e *entry, kind, reason string, err error) {
 	}
 	if !slices.Contains(f.logged, reason) {
 		f.logged = append(f.logged, reason)
-		ev := s.log.Warn().Err(err).Str("job", e.id).Str("kind", kind).Str("reason", reason)
+		ev := s.log.Warn().Err(err).Str("job", e.id).Str("kind", kind).Stringer("reason", reason)
 		if giveUp {
 			ev.Msg("write failed; no further node list for this job")
 		} else {

@@ -283,7 +283,7 @@ func connectRetry(ctx context.Context, cfg sidecar.Config, log zerolog.Logger) (
 			case errors.Is(err, slurmclient.ErrAuth):
 				msg = "slurmrestd refuses the token in slurm.token_file; retrying (replace the token)"
 			}
-			log.Warn().Err(err).Str("reason", sidecar.Reason(err)).Str("slurm", redacted(cfg.Slurm.URL)).
+			log.Warn().Err(err).Str("reason", sidecar.Reason(err).String()).Str("slurm", redacted(cfg.Slurm.URL)).
 				Str("token_file", cfg.Slurm.TokenFile).Msg(msg)
 		}
 		failures++
