@@ -17,6 +17,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sidecar"
 )
 
@@ -66,8 +68,10 @@ type Controller struct {
 	slurm    *Slurm
 	interval float64
 	ctx      context.Context
-	// Cycles counts the polls; Writes the updates the sidecar sent.
-	Cycles, Writes int
+	// Cycles counts the polls; Writes the updates the sidecar sent, by
+	// kind (site_factor, priority, nodes).
+	Cycles int
+	Writes map[string]int
 	// Strict polls every interval, skipping none (for tests: the polls
 	// skipped change nothing).
 	Strict bool
@@ -102,7 +106,7 @@ func newController(ctx context.Context, env *policy.Env, cfg sidecar.Config, pre
 	if err != nil {
 		return nil, fmt.Errorf("loop: %w", err)
 	}
-	return &Controller{s: s, slurm: sl, interval: cfg.Interval.Seconds(), ctx: ctx}, nil
+	return &Controller{s: s, slurm: sl, interval: cfg.Interval.Seconds(), ctx: ctx, Writes: map[string]int{}}, nil
 }
 
 // Interval implements policy.Controller.
@@ -118,9 +122,11 @@ func (c *Controller) Poll(now float64, q *policy.Queue) (float64, error) {
 	rep, err := c.s.RunOnce(c.ctx, Time(now))
 	c.Cycles++
 	busy := rep.Deferred > 0 || rep.Backoff > 0 || rep.Suspect || rep.WritesHeld || rep.DeadlineHit || len(rep.Failed) > 0
-	for _, n := range rep.Writes {
-		c.Writes += n
-		busy = busy || n > 0
+	for kind, n := range rep.Writes {
+		if n > 0 {
+			c.Writes[kind] += n
+			busy = true
+		}
 	}
 	if c.Trace != nil {
 		c.Trace(now, rep)
@@ -132,6 +138,11 @@ func (c *Controller) Poll(now float64, q *policy.Queue) (float64, error) {
 		return now, nil
 	}
 	return c.s.NextChange(), nil
+}
+
+// Figures are the closed loop's figures for the replay's report.
+func (c *Controller) Figures() *report.LoopFigures {
+	return &report.LoopFigures{Cycles: c.Cycles, Writes: maps.Clone(c.Writes)}
 }
 
 // Time converts Unix seconds to a time.Time (to the nanosecond).

@@ -195,6 +195,9 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	if wall > 0 {
 		s.EventsPerSecond = float64(r.Events) / wall
 	}
+	if ctl != nil {
+		s.Loop = ctl.Figures()
+	}
 	fair := report.Fairness(r, cfg.Shares, cfg.Longest)
 	s.FairnessReport = &fair
 	if cfg.Against != nil && cfg.Against != r {

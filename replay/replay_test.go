@@ -86,6 +86,9 @@ func TestRunClosedLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if l := out[0].Summary.Loop; l == nil || l.Cycles == 0 || l.Writes["site_factor"] == 0 || l.Writes["nodes"] == 0 {
+		t.Fatalf("closed-loop figures %+v: want cycles, site factors and node lists", l)
+	}
 	r := out[0].Result
 	for i := range r.Jobs {
 		if j := r.Jobs[i]; !(j.End >= j.Start && j.Start >= j.Submit) {

@@ -64,6 +64,19 @@ type Summary struct {
 	// one. No CSV column.
 	Paired     *Paired `json:"paired,omitempty" csv:"-"`
 	WhyDropped int     `json:"why_dropped,omitempty" csv:"-"`
+	// Loop is what the sidecar did in a closed-loop replay (asrpt-sidecar);
+	// nil for any other policy. No CSV column.
+	Loop *LoopFigures `json:"closed_loop,omitempty" csv:"-"`
+}
+
+// LoopFigures are the closed loop's: the sidecar's cycles and the writes
+// it sent to the replay's Slurm.
+type LoopFigures struct {
+	// Cycles counts the sidecar's cycles (the polls not skipped).
+	Cycles int `json:"cycles"`
+	// Writes counts the updates sent, by kind: site_factor, priority,
+	// nodes.
+	Writes map[string]int `json:"writes"`
 }
 
 // Summarize computes the figures of one replay against lower bound lb

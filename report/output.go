@@ -76,6 +76,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := r.writePreemption(w); err != nil {
 		return err
 	}
+	if err := r.writeLoop(w); err != nil {
+		return err
+	}
 	if err := r.writeFairness(w); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -163,5 +164,34 @@ func TestPlots(t *testing.T) {
 	}
 	if err := PlotQueue(filepath.Join(dir, "q.txt"), []*sim.Result{r}); err == nil {
 		t.Error("unsupported format accepted")
+	}
+}
+
+// TestWriteLoop: the closed loop's block lists the cycles and the writes
+// by kind of each closed-loop policy, and is absent without one.
+func TestWriteLoop(t *testing.T) {
+	rep := New(3, 1, 4, sim.LowerBound{Total: 300})
+	rep.Policies = []Summary{{Policy: "asrpt", Jobs: 3}}
+	var without bytes.Buffer
+	if err := rep.WriteTable(&without); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(without.String(), "closed loop") {
+		t.Errorf("closed-loop block without a closed loop:\n%s", without.String())
+	}
+	rep.Policies = append(rep.Policies, Summary{Policy: "asrpt-sidecar", Jobs: 3,
+		Loop: &LoopFigures{Cycles: 41, Writes: map[string]int{"site_factor": 17, "nodes": 5}}})
+	var table, js bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`asrpt-sidecar +41 +17 +0 +5`).MatchString(table.String()) {
+		t.Errorf("table lacks the closed loop's row:\n%s", table.String())
+	}
+	if !strings.Contains(js.String(), `"closed_loop": {`) || !strings.Contains(js.String(), `"site_factor": 17`) {
+		t.Errorf("JSON lacks the closed loop:\n%s", js.String())
 	}
 }
