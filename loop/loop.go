@@ -61,6 +61,17 @@ func Config(env *policy.Env, mode sidecar.WriteMode) sidecar.Config {
 	return cfg
 }
 
+// SiteConfig is the site's own sidecar configuration site (its
+// asrpt.toml) as the closed loop runs it in write mode mode: every policy
+// setting, bound and interval as written, with no state file, no metrics
+// server and no accounting history before the replay (it learns as the
+// replay's jobs end). The connection settings are not used.
+func SiteConfig(site sidecar.Config, mode sidecar.WriteMode) sidecar.Config {
+	site.StateFile, site.MetricsListen, site.History = "", "", 0
+	site.WriteMode = mode
+	return site
+}
+
 // Controller runs a sidecar against the multifactor model: a
 // policy.Controller.
 type Controller struct {

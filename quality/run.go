@@ -12,6 +12,7 @@ import (
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/replay"
+	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
 )
@@ -29,6 +30,9 @@ type Config struct {
 	// Site is the priority configuration of the multifactor model
 	// (multifactor, asrpt-factor); nil: policy.ExampleSite().
 	Site *policy.Site
+	// Sidecar, when not nil, is the site's sidecar configuration the
+	// closed-loop policies run (replay.Config.Sidecar).
+	Sidecar *sidecar.Config
 	// NewPredictor returns a fresh predictor with the given seed for one
 	// replay; it is called once per replay. The oracle variants ignore
 	// what it returns.
@@ -180,7 +184,7 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 		caseLeft[sl.e/ns]++
 	}
 	kept := newPairing(cfg, ns)
-	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel, Keep: true,
+	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel, Keep: true, Sidecar: cfg.Sidecar,
 		Done: func(i int, o *replay.Outcome) {
 			sl := slots[i]
 			kept.keep(sl.e, sl.p, o.Result)

@@ -63,7 +63,12 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var optIn preemptrule.Rule
 	preemptFlag(fs, &optIn)
 	siteOpts := siteFlags(fs)
+	readSidecar := sidecarConfigFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	sidecarCfg, err := readSidecar()
+	if err != nil {
 		return err
 	}
 	if err := readParams(); err != nil {
@@ -128,6 +133,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res, err := quality.Run(ctx, all, quality.Config{
 		Policies:     names,
 		Params:       params,
+		Sidecar:      sidecarCfg,
 		Preemptible:  optIn,
 		Site:         site,
 		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },

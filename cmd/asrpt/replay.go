@@ -24,6 +24,7 @@ import (
 	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/replay"
 	"github.com/asrpt/asrpt/report"
+	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/sim"
 	"github.com/asrpt/asrpt/trace"
 )
@@ -80,6 +81,8 @@ type replayFlags struct {
 	// how many accounts, users and longest waits to show per policy.
 	sharesPath                 string
 	topAccounts, topUsers, top int
+	// sidecar is the site's sidecar configuration (--sidecar-config).
+	sidecar *sidecar.Config
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -114,8 +117,13 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(secondsFlag{p: &f.retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.IntVar(&f.parallel, "parallel", min(runtime.GOMAXPROCS(0), maxParallel), "policies replayed at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress bar on stderr: auto (when a terminal), always or never")
+	readSidecar := sidecarConfigFlag(fs)
 	prof := addProfileFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if f.sidecar, err = readSidecar(); err != nil {
 		return err
 	}
 	if err := readParams(); err != nil {
@@ -252,7 +260,8 @@ func replayWorkload(ctx context.Context, f replayFlags, stdout, stderr io.Writer
 	}
 	cfg := replay.Config{
 		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(f.predictor, seed, f.retrainEvery) },
-		Frozen:       f.frozen, Why: f.why, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top}
+		Frozen:       f.frozen, Why: f.why, Parallel: max(1, f.parallel), Keep: keep, Shares: shares, Longest: f.top,
+		Sidecar: f.sidecar}
 	outcomes, err := replayAgainst(ctx, specs, base, cfg)
 	bar.done()
 	if err != nil {

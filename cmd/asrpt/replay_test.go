@@ -386,3 +386,48 @@ func TestReplayAgainst(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaySidecarConfig: --sidecar-config runs the closed loop with the
+// site's sidecar configuration (here its interval: a sidecar polling every
+// 2 minutes runs fewer cycles than the default's 30 s), and a bad file is
+// refused with its name and line.
+func TestReplaySidecarConfig(t *testing.T) {
+	dir := t.TempDir()
+	base, err := os.ReadFile(filepath.Join("..", "..", "contrib", "asrpt.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := filepath.Join(dir, "slow.toml")
+	if err := os.WriteFile(slow, bytes.Replace(base, []byte(`interval = "30s"`), []byte(`interval = "2m"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cycles := func(args ...string) float64 {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args = append([]string{"replay", "--jobs", "200", "--nodes", "4", "--policies", "asrpt-sidecar", "--against", "none", "--json"}, args...)
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		var rep struct {
+			Policies []struct {
+				Loop *report.LoopFigures `json:"closed_loop"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Policies) != 1 || rep.Policies[0].Loop == nil {
+			t.Fatalf("%v: %v\n%s", args, err, stdout.String())
+		}
+		return float64(rep.Policies[0].Loop.Cycles)
+	}
+	if def, site := cycles(), cycles("--sidecar-config", slow); !(site < def) {
+		t.Errorf("%v cycles with a 2-minute interval, %v with the default 30 s", site, def)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[sidecar]\ninterval = \"soon\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"replay", "--jobs", "50", "--policies", "asrpt-sidecar", "--sidecar-config", bad}, &stdout, &stderr); code == 0 ||
+		!strings.Contains(stderr.String(), "bad.toml:2") {
+		t.Errorf("a bad --sidecar-config: exit %d, %s", code, stderr.String())
+	}
+}
