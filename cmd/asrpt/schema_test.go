@@ -81,7 +81,7 @@ func TestJSONSchemas(t *testing.T) {
 		"replay": func() []byte {
 			out := filepath.Join(dir, "replay.json")
 			var so, se bytes.Buffer
-			if rc := run([]string{"replay", "--trace", trace, "--nodes", "4", "--gpus-per-node", "8", "--policies", "fifo,asrpt,asrpt-oracle", "--against", "multifactor",
+			if rc := run([]string{"replay", "--trace", trace, "--nodes", "4", "--gpus-per-node", "8", "--policies", "fifo,asrpt,asrpt-oracle,asrpt-sidecar", "--against", "multifactor",
 				"--predictor", "mean", "--progress", "never", "--shares", shares, "--out", out}, &so, &se); rc != 0 {
 				t.Fatalf("replay: %s", se.String())
 			}
