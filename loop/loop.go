@@ -23,6 +23,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/internal/tomlbound"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/report"
@@ -61,15 +62,41 @@ func Config(env *policy.Env, mode sidecar.WriteMode) sidecar.Config {
 	return cfg
 }
 
-// SiteConfig is the site's own sidecar configuration site (its
-// asrpt.toml) as the closed loop runs it in write mode mode: every policy
-// setting, bound and interval as written, with no state file, no metrics
-// server and no accounting history before the replay (it learns as the
-// replay's jobs end). The connection settings are not used.
-func SiteConfig(site sidecar.Config, mode sidecar.WriteMode) sidecar.Config {
-	site.StateFile, site.MetricsListen, site.History = "", "", 0
-	site.WriteMode = mode
-	return site
+// Site is a site's own sidecar configuration file (its asrpt.toml) as the
+// closed loop runs it: every policy setting, bound and interval as
+// written, in the write mode of the closed-loop policy (with that mode's
+// defaults for what the file leaves unset), with no state file, no
+// metrics server and no accounting history before the replay. The
+// connection settings are not used.
+type Site struct {
+	name string
+	data []byte
+}
+
+// LoadSite reads the sidecar configuration file at path and checks that
+// it is valid in both write modes.
+func LoadSite(path string) (*Site, error) {
+	data, err := tomlbound.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{name: path, data: data}
+	for _, m := range []sidecar.WriteMode{sidecar.WriteFactor, sidecar.WritePriority} {
+		if _, err := s.Config(m); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Config is the configuration the closed loop runs in write mode mode.
+func (s *Site) Config(mode sidecar.WriteMode) (sidecar.Config, error) {
+	cfg, err := sidecar.ParseConfigIn(s.data, s.name, mode)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.StateFile, cfg.MetricsListen, cfg.History = "", "", 0
+	return cfg, nil
 }
 
 // Controller runs a sidecar against the multifactor model: a

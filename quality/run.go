@@ -8,11 +8,11 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/loop"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/replay"
-	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/report"
 	"github.com/asrpt/asrpt/sim"
 )
@@ -32,7 +32,7 @@ type Config struct {
 	Site *policy.Site
 	// Sidecar, when not nil, is the site's sidecar configuration the
 	// closed-loop policies run (replay.Config.Sidecar).
-	Sidecar *sidecar.Config
+	Sidecar *loop.Site
 	// NewPredictor returns a fresh predictor with the given seed for one
 	// replay; it is called once per replay. The oracle variants ignore
 	// what it returns.

@@ -17,7 +17,6 @@ import (
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/report"
-	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/sim"
 )
 
@@ -73,10 +72,9 @@ type Config struct {
 	Against         *sim.Result
 	AgainstFairness *report.FairnessReport
 	// Sidecar, when not nil, is the site's sidecar configuration the
-	// closed-loop policies run (loop.SiteConfig; asrpt replay
-	// --sidecar-config); nil: loop.Config, the defaults with the replay's
-	// policy tunables.
-	Sidecar *sidecar.Config
+	// closed-loop policies run (asrpt replay --sidecar-config); nil:
+	// loop.Config, the defaults with the replay's policy tunables.
+	Sidecar *loop.Site
 	// Done, when not nil, is called as each replay ends, in the order they
 	// end, with the index of its Spec and its outcome; calls do not
 	// overlap. It may change the outcome's summary, and take its Result
@@ -236,7 +234,9 @@ func controller(ctx context.Context, sp Spec, cfg Config) (*loop.Controller, err
 	}
 	sc := loop.Config(sp.Workload.Env, loop.Mode(base))
 	if cfg.Sidecar != nil {
-		sc = loop.SiteConfig(*cfg.Sidecar, loop.Mode(base))
+		if sc, err = cfg.Sidecar.Config(loop.Mode(base)); err != nil {
+			return nil, err
+		}
 	}
 	return loop.New(ctx, sp.Workload.Env, sc, pred)
 }

@@ -263,6 +263,20 @@ func LoadConfig(path string) (Config, error) {
 
 // ParseConfig is LoadConfig on data, with name used in problems.
 func ParseConfig(data []byte, name string) (Config, error) {
+	return parseConfig(data, name, "")
+}
+
+// ParseConfigIn is ParseConfig in write mode mode whatever the file's
+// sidecar.write_mode says, with that mode's defaults for what the file
+// does not set (policy.wait_scale, overdue_share, account_guard): one
+// site's file as the closed-loop replay runs it in either mode.
+func ParseConfigIn(data []byte, name string, mode WriteMode) (Config, error) {
+	return parseConfig(data, name, mode)
+}
+
+// parseConfig is ParseConfig with the write mode forced to mode ("": the
+// file's).
+func parseConfig(data []byte, name string, mode WriteMode) (Config, error) {
 	c := DefaultConfig()
 	// Bounded before decoding: nesting makes the decoder quadratic.
 	if line, err := tomlbound.Check(data); err != nil {
@@ -329,6 +343,9 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		add("policy.rank", "%q is not median or expected", rank)
 	} else {
 		c.Params.Rank = r
+	}
+	if mode != "" {
+		c.WriteMode = mode
 	}
 	if _, set := lines["policy.wait_scale"]; !set && c.WriteMode == WritePriority {
 		// The priority mode keeps the strict order unless told otherwise

@@ -287,6 +287,26 @@ func TestWaitScaleDefault(t *testing.T) {
 			t.Errorf("%s: wait_scale %v, overdue_share %v; want %v, %v", tc.name, c.Params.WaitScale, c.Params.OverdueShare, tc.scale, tc.cap0)
 		}
 	}
+	// ParseConfigIn: the mode forced, with its defaults for what the file
+	// leaves unset and the file's values for what it sets.
+	for _, tc := range []struct {
+		name, conf  string
+		mode        WriteMode
+		scale, cap0 float64
+	}{
+		{"factor file in priority mode", base, WritePriority, 0, 0},
+		{"priority file in factor mode", base + "[sidecar]\nwrite_mode = \"priority\"\n", WriteFactor, policy.DefaultFactorWaitScale, policy.DefaultFactorOverdueShare},
+		{"set, in priority mode", base + "[policy]\nwait_scale = 50.0\noverdue_share = 0.25\n", WritePriority, 50, 0.25},
+	} {
+		c, err := ParseConfigIn([]byte(tc.conf), "asrpt.toml", tc.mode)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.WriteMode != tc.mode || c.Params.WaitScale != tc.scale || c.Params.OverdueShare != tc.cap0 {
+			t.Errorf("%s: mode %s, wait_scale %v, overdue_share %v; want %s, %v, %v", tc.name, c.WriteMode,
+				c.Params.WaitScale, c.Params.OverdueShare, tc.mode, tc.scale, tc.cap0)
+		}
+	}
 	for _, name := range []string{"multifactor", "asrpt-factor"} {
 		_, err := ParseConfig([]byte(base+"[policy]\nname = \""+name+"\"\n"), "asrpt.toml")
 		if err == nil || !strings.Contains(err.Error(), "replays") {

@@ -19,12 +19,12 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/loop"
 	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/preemptrule"
 	"github.com/asrpt/asrpt/replay"
 	"github.com/asrpt/asrpt/report"
-	"github.com/asrpt/asrpt/sidecar"
 	"github.com/asrpt/asrpt/sim"
 	"github.com/asrpt/asrpt/trace"
 )
@@ -82,7 +82,7 @@ type replayFlags struct {
 	sharesPath                 string
 	topAccounts, topUsers, top int
 	// sidecar is the site's sidecar configuration (--sidecar-config).
-	sidecar *sidecar.Config
+	sidecar *loop.Site
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
