@@ -111,10 +111,21 @@ func TestGenCommandOutUnwritable(t *testing.T) {
 	}
 }
 
-// TestGenInterrupted: `asrpt gen` stops within a second of SIGINT (its
+// TestGenInterrupted: `asrpt gen` stops promptly after SIGINT (its
 // signal context done), while generating or writing, and leaves no --out
-// file. (The reproducer: 5M jobs exited 15.8 s after SIGINT.)
+// file. (The reproducer: 5M jobs exited 15.8 s after SIGINT.) Promptly is
+// within a second, or twice a whole 32,768-job run when the machine is loaded.
 func TestGenInterrupted(t *testing.T) {
+	// The bound on the time from the interrupt to the return: a second, or
+	// twice what a whole run of 32,768 jobs (two of the generator's
+	// context checks apart) takes on this machine now, when it is loaded
+	// (the race run shares two cores with other packages' tests).
+	begin := time.Now()
+	if err := runGen(context.Background(), []string{"--jobs", "32768", "--out", filepath.Join(t.TempDir(), "s.csv")},
+		&bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	bound := max(time.Second, 2*time.Since(begin))
 	for _, after := range []time.Duration{0, 30 * time.Millisecond, 300 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "t.csv")
@@ -133,8 +144,8 @@ func TestGenInterrupted(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("gen = %v; want context.Canceled", err)
 			}
-			if d := time.Since(<-stopped); d > time.Second {
-				t.Errorf("gen returned %v after the interrupt", d)
+			if d := time.Since(<-stopped); d > bound {
+				t.Errorf("gen returned %v after the interrupt, want at most %v", d, bound)
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("--out left behind: %v", err)
