@@ -14,10 +14,11 @@ import (
 const trapScript = `trap 'echo USR1 > /tmp/asrpt-signal-$SLURM_JOB_ID; exit 0' USR1; sleep 120 & wait`
 
 // submitTrap submits trapScript as alice and returns its id and marker.
-func (l *lab) submitTrap(t *testing.T) (id, marker string) {
+func (l *lab) submitTrap(t *testing.T, extra ...string) (id, marker string) {
 	t.Helper()
-	id = l.runAs(t, "alice", "sbatch", "--parsable", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
-		"-J", "asrpt-it-signal", "--wrap", trapScript)
+	args := append([]string{"sbatch", "--parsable", "-p", l.Partition, "-t", "10", "-o", "/dev/null",
+		"-J", "asrpt-it-signal"}, extra...)
+	id = l.runAs(t, "alice", append(args, "--wrap", trapScript)...)
 	id, _, _ = strings.Cut(id, ";")
 	t.Cleanup(func() { l.Run(liveCtx(t), "scancel", id) })
 	marker = "/tmp/asrpt-signal-" + id
@@ -71,8 +72,9 @@ func TestLiveSignal(t *testing.T) {
 			l.signalSteps(t, c)
 		}
 
-		held, heldMarker := l.submitTrap(t)
-		l.run(t, "scontrol", "hold", held)
+		// Submitted held: a hold after the submission may come after
+		// slurmctld has started it on an idle lab.
+		held, heldMarker := l.submitTrap(t, "--hold")
 		if err := c.SignalJob(ctx, held, "USR1", d); !errors.Is(err, ErrNotPending) {
 			t.Errorf("USR1 to a pending job: %v, want ErrNotPending", err)
 		}
