@@ -24,6 +24,10 @@ type CycleReport struct {
 	// Released those the virtual machine released; Dispatched those whose
 	// turn came.
 	Arrived, Released, Dispatched int
+	// Virtual counts the managed jobs waiting on the virtual machine, not
+	// yet released, after the cycle's decide step (0 in a suspect cycle,
+	// which decides nothing).
+	Virtual int
 	// Preempted counts the running jobs the policy preempted this cycle:
 	// their stop signals went out (or, in a dry run, would have).
 	Preempted int
@@ -110,7 +114,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	for k, n := range p.jobs {
 		rep.Jobs[k] += n
 	}
-	rep.Arrived, rep.Released, rep.Dispatched = p.arrived, p.released, p.dispatched
+	rep.Arrived, rep.Released, rep.Dispatched, rep.Virtual = p.arrived, p.released, p.dispatched, p.virtual
 	s.record(p.events)
 	if err := s.apply(ctx, &p, dry, &rep); err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
@@ -168,7 +172,9 @@ func (s *Sidecar) succeed(rep CycleReport, start, now time.Time) CycleReport {
 	for _, k := range jobStates {
 		s.m.jobs.WithLabelValues(k).Set(float64(rep.Jobs[k]))
 	}
-	s.m.virtual.Set(float64(s.tr.virtualLen()))
+	if !rep.Suspect {
+		s.m.virtual.Set(float64(rep.Virtual))
+	}
 	return rep
 }
 

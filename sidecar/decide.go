@@ -36,8 +36,8 @@ type cyclePlan struct {
 	events []event
 	// jobs counts the jobs seen, by state (CycleReport.Jobs).
 	jobs map[string]int
-	// arrived, released and dispatched count as in CycleReport.
-	arrived, released, dispatched int
+	// arrived, released, dispatched and virtual count as in CycleReport.
+	arrived, released, dispatched, virtual int
 }
 
 // decide is the decide step: from snap, the cycle's read of Slurm, and
@@ -63,7 +63,7 @@ func decide(snap *Snapshot, st *tracker, t float64) cyclePlan {
 	if errs, n := st.env.TakeErrors(); n > 0 {
 		st.note(event{kind: evPlacementFailed, n: n, err: errs[0]})
 	}
-	p.released = st.countReleases()
+	p.released, p.virtual = st.releases()
 	p.decisions = st.decisions()
 	p.stops = slices.Clone(st.stops)
 	st.stops = st.stops[:0]

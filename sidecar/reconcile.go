@@ -272,28 +272,23 @@ func (tr *tracker) leavePolicy(t float64, e *entry, why reason.Reason) {
 	tr.dirty = true
 }
 
-// countReleases marks the jobs the virtual machine released since the
-// last call and returns how many.
-func (tr *tracker) countReleases() int {
-	n := 0
+// releases marks the jobs the virtual machine released since the last
+// call and returns how many (released), with the number of waiting jobs
+// it has not released yet (virtual), in one pass over the policy's jobs.
+func (tr *tracker) releases() (released, virtual int) {
 	for t, e := range tr.byTask {
-		if !e.released && !math.IsNaN(t.Released) {
+		if math.IsNaN(t.Released) {
+			if e.ph == phQueued {
+				virtual++
+			}
+			continue
+		}
+		if !e.released {
 			e.released = true
-			n++
+			released++
 		}
 	}
-	return n
-}
-
-// virtualLen returns the number of waiting jobs not yet released.
-func (tr *tracker) virtualLen() int {
-	n := 0
-	for t, e := range tr.byTask {
-		if e.ph == phQueued && math.IsNaN(t.Released) {
-			n++
-		}
-	}
-	return n
+	return released, virtual
 }
 
 // vanish handles a job Slurm no longer lists (finished or cancelled):

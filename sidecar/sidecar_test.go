@@ -189,6 +189,11 @@ func TestRunOnce(t *testing.T) {
 				if n := len(h.fake.Writes()); n != r2.Released || n == 0 {
 					t.Errorf("an hour on: %d writes for %d releases", n, r2.Released)
 				}
+				// The virtual queue: every job waits on the virtual machine
+				// until released, and the cluster is busy (none dispatched).
+				if r1.Virtual+r1.Released != 100 || r2.Virtual != r1.Virtual-r2.Released {
+					t.Errorf("virtual queue %d then %d, released %d then %d: want 100 jobs accounted for", r1.Virtual, r2.Virtual, r1.Released, r2.Released)
+				}
 			},
 		},
 		{
