@@ -250,14 +250,21 @@ func (d *dispatcher) Withdraw(_ float64, t *Task) {
 	}
 }
 
-// Update implements Updater: the job is re-keyed by its new estimate.
+// Update implements Updater: the job is re-keyed by its new estimate. An
+// estimate that leaves the key where it was (an order by submit time, or
+// an expected run time that moved while the ranked median did not) costs
+// no change to the queue.
 func (d *dispatcher) Update(_ float64, t *Task, est prediction.Estimate) {
 	if t.running || !d.queue.Has(t) {
 		return
 	}
-	d.queue.Delete(t)
 	t.Est = est
-	t.key = d.key(t)
+	k := d.key(t)
+	if k == t.key {
+		return // the order (key, submit, seq) is unchanged
+	}
+	d.queue.Delete(t) // found by the key it was inserted with
+	t.key = k
 	d.queue.ReplaceOrInsert(t)
 }
 

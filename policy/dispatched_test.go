@@ -137,3 +137,49 @@ func TestCodeString(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatcherUpdate: spjf re-orders a job whose ranked run time (the
+// median) moved; an estimate that moves only the expected run time, or a
+// fifo job's, changes the estimate and leaves the queue as it was, and a
+// later move still finds the job where it is.
+func TestDispatcherUpdate(t *testing.T) {
+	env := NewEnv(cluster.Uniform(1, 8), DefaultParams())
+	for _, tc := range []struct {
+		policy    string
+		est       prediction.Estimate // given to job a (first, 300 s)
+		wantOrder []string
+	}{
+		{"spjf", prediction.Estimate{Seconds: 50, Median: 300, Known: true}, []string{"b", "a", "c"}},
+		{"spjf", prediction.Estimate{Seconds: 9000, Median: 10, Known: true}, []string{"a", "b", "c"}},
+		{"fifo", prediction.Estimate{Seconds: 9000, Median: 1, Known: true}, []string{"a", "b", "c"}},
+	} {
+		pol, err := New(tc.policy, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := newTasks(t, env, [][2]float64{{8, 300}, {8, 200}, {8, 400}})
+		ts[0].Est.Median = 300
+		for _, task := range ts {
+			pol.Arrive(0, task)
+		}
+		upd := pol.(Updater)
+		upd.Update(1, ts[0], tc.est)
+		if got := ids(pol.Pending()); !equal(got, tc.wantOrder) || ts[0].Est != tc.est {
+			t.Errorf("%s, a updated to %+v: pending %v (a's estimate %+v), want %v", tc.policy, tc.est, got, ts[0].Est, tc.wantOrder)
+		}
+		// A second update re-orders from the first one's place (spjf) or
+		// keeps the order (fifo): the queue still holds a where it is.
+		upd.Update(2, ts[0], prediction.Estimate{Seconds: 500, Median: 500, Known: true})
+		want := []string{"b", "c", "a"}
+		if tc.policy == "fifo" {
+			want = []string{"a", "b", "c"}
+		}
+		if got := ids(pol.Pending()); !equal(got, want) {
+			t.Errorf("%s, then a at 500 s: pending %v, want %v", tc.policy, got, want)
+		}
+		pol.Withdraw(3, ts[0])
+		if got := ids(pol.Pending()); !equal(got, []string{"b", "c"}) {
+			t.Errorf("%s: a withdrawn, pending %v, want [b c]", tc.policy, got)
+		}
+	}
+}

@@ -160,6 +160,24 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 // job observed so far.
 func (m *Mean) Repredict(j *job.Job, _ float64) Estimate { return m.Predict(j) }
 
+// GroupRepredictor is implemented by the predictors whose fresh estimate
+// is the same for every waiting job of a recurrence group (GroupKey) once a
+// job of the group has finished and been observed: the replay then
+// predicts such a group once per finish rather than once per waiting job.
+type GroupRepredictor interface {
+	// RepredictGroup returns what Repredict(w, now) returns for every job
+	// w of done's group (GroupKey(w) == GroupKey(done)), done being a job
+	// of it that finished and was observed.
+	RepredictGroup(done *job.Job, now float64) Estimate
+}
+
+var _ GroupRepredictor = (*Mean)(nil)
+
+// RepredictGroup implements GroupRepredictor: once done is observed its
+// (user, family) group has history, and the group's estimate is every
+// member's.
+func (m *Mean) RepredictGroup(done *job.Job, _ float64) Estimate { return m.Predict(done) }
+
 // Observe implements Predictor.
 func (m *Mean) Observe(j *job.Job, _ float64) {
 	k := [2]string{j.User, m.family(j.Name)}

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -69,5 +70,37 @@ func TestMeanSeconds(t *testing.T) {
 	}
 	if s := emptyStats(); !math.IsNaN(s.MeanSeconds) {
 		t.Errorf("empty group: MeanSeconds %g, want NaN", s.MeanSeconds)
+	}
+}
+
+// TestMeanRepredictGroup: once a job of a group has finished and been
+// observed, RepredictGroup gives what Repredict gives each job of its
+// group (GroupKey), whatever its own number, GPUs or limit.
+func TestMeanRepredictGroup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	m := NewMean()
+	names := []string{"train-01", "train-02", "train_7", "eval", "eval-3"}
+	compared := 0
+	for i := range 500 {
+		done := job.Job{ID: fmt.Sprint(i), User: fmt.Sprintf("u%d", rng.IntN(4)), Name: names[rng.IntN(len(names))],
+			GPUs: 1 << rng.IntN(4), RunTime: float64(1 + rng.IntN(5000)), TimeLimit: 7200}
+		m.Observe(&done, float64(i))
+		shared := m.RepredictGroup(&done, float64(i))
+		if !shared.Known {
+			t.Fatalf("job %d: group estimate %+v not known after its own finish", i, shared)
+		}
+		for k, name := range names {
+			w := job.Job{ID: fmt.Sprint("w", k), User: done.User, Name: name, GPUs: 1 + k, TimeLimit: float64(60 * (k + 1))}
+			if GroupKey(&w) != GroupKey(&done) {
+				continue
+			}
+			compared++
+			if got := m.Repredict(&w, float64(i)); got != shared {
+				t.Fatalf("job %d (%s): waiting %s predicted %+v, the group %+v", i, done.Name, name, got, shared)
+			}
+		}
+	}
+	if compared < 1000 {
+		t.Errorf("%d waiting jobs compared, want the names to share families", compared)
 	}
 }

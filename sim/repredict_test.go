@@ -58,3 +58,77 @@ func TestRepredictReordersWaitingJobs(t *testing.T) {
 		}
 	}
 }
+
+// counting counts the re-predictions a replay asks of the running means,
+// one per job (Repredict) or one per group (RepredictGroup).
+type counting struct {
+	*predictor.Mean
+	perJob, perGroup int
+}
+
+func (c *counting) Repredict(j *job.Job, now float64) predictor.Estimate {
+	c.perJob++
+	return c.Mean.Repredict(j, now)
+}
+
+func (c *counting) RepredictGroup(done *job.Job, now float64) predictor.Estimate {
+	c.perGroup++
+	return c.Mean.RepredictGroup(done, now)
+}
+
+// perJob is the running means without their group shortcut: every waiting
+// job is predicted on its own.
+type perJob struct{ m *predictor.Mean }
+
+func (p perJob) Name() string                                         { return p.m.Name() }
+func (p perJob) Predict(j *job.Job) predictor.Estimate                { return p.m.Predict(j) }
+func (p perJob) Repredict(j *job.Job, now float64) predictor.Estimate { return p.m.Repredict(j, now) }
+func (p perJob) Observe(j *job.Job, end float64)                      { p.m.Observe(j, end) }
+
+// TestRepredictOnlyWhereRead: the replay predicts waiting jobs again only
+// for the policies that read an estimate (policy.UsesPredictions), and
+// asks a predictor that gives its whole group one estimate once per
+// finish; the schedule is the one predicting each waiting job gives.
+func TestRepredictOnlyWhereRead(t *testing.T) {
+	c := cluster.Uniform(4, 8)
+	jobs := randomJobs(5, 600, c.TotalGPUs())
+	for _, name := range allPolicies {
+		cnt := &counting{Mean: predictor.NewMean()}
+		got, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: cnt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cnt.perJob != 0 {
+			t.Errorf("%s: %d re-predictions job by job, want them by group", name, cnt.perJob)
+		}
+		if !policy.UsesPredictions(name) {
+			if cnt.perGroup != 0 {
+				t.Errorf("%s reads no estimate: %d re-predictions, want 0", name, cnt.perGroup)
+			}
+			continue
+		}
+		if _, ok := mustPolicy(t, name, c).(policy.Updater); ok && cnt.perGroup == 0 {
+			t.Errorf("%s: no re-prediction on 600 jobs", name)
+		}
+		want, err := replayJobs(jobs, c, policy.DefaultParams(), Config{Policy: name, Predictor: perJob{predictor.NewMean()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want.Jobs {
+			if got.Jobs[i].Start != want.Jobs[i].Start || got.Jobs[i].End != want.Jobs[i].End {
+				t.Fatalf("%s: job %d runs %v–%v predicted by group, %v–%v job by job", name, i,
+					got.Jobs[i].Start, got.Jobs[i].End, want.Jobs[i].Start, want.Jobs[i].End)
+			}
+		}
+	}
+}
+
+// mustPolicy returns a fresh policy name on cluster c.
+func mustPolicy(t *testing.T, name string, c *cluster.Cluster) policy.Policy {
+	t.Helper()
+	p, err := policy.New(name, policy.NewEnv(c, policy.DefaultParams()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

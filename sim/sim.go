@@ -309,8 +309,19 @@ func (g regroup) repredict(now float64, key string, done *policy.Task, pred pred
 		return
 	}
 	g[key] = list
+	// A predictor that gives the whole group one estimate is asked once;
+	// the policy hears only of the estimates that changed.
+	group, uniform := pred.(predictor.GroupRepredictor)
+	var shared predictor.Estimate
+	if uniform {
+		shared = group.RepredictGroup(done.Job, now)
+	}
 	for _, t := range list[:min(k, maxRepredict)] {
-		if est := pred.Repredict(t.Job, now); est != t.Est {
+		est := shared
+		if !uniform {
+			est = pred.Repredict(t.Job, now)
+		}
+		if est != t.Est {
 			upd.Update(now, t, est)
 		}
 	}
@@ -337,8 +348,15 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 		pred = predictor.Oracle{}
 	}
 	upd, _ := pol.(policy.Updater)
+	// Waiting jobs are predicted again only where an estimate is read: not
+	// for the policies that never read one (fifo, backfill, multifactor,
+	// ...: policy.UsesPredictions), not for the closed loop, whose model
+	// orders by what the sidecar writes (the sidecar predicts again on its
+	// own), and not for a frozen or perfect predictor.
 	var groups regroup
-	if _, isOracle := pred.(predictor.Oracle); upd != nil && !cfg.Frozen && !isOracle {
+	base, _ := policy.Split(cfg.Policy)
+	if _, isOracle := pred.(predictor.Oracle); upd != nil && !cfg.Frozen && !isOracle &&
+		policy.UsesPredictions(cfg.Policy) && !policy.Sidecar(base) {
 		groups = regroup{}
 	}
 	tr, err := newTracer(cfg.Why, jobs, cfg.Policy)
