@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asrpt/asrpt/cluster"
@@ -45,6 +46,14 @@ type Config struct {
 	// the first seed and its figures repeated for the others, since the
 	// seed cannot change its schedule.
 	Seeds []int64
+	// Reference, when not nil, makes the reference predictor (the family
+	// median, predictor.Mean) the candidate is replayed with once more on
+	// every case, once per case whatever the seeds (it has none), so that
+	// the summary tells the run's predictor against the simple rule
+	// (Summary.VsReference); ReferenceName names it ("mean"). The
+	// candidate must be among Policies.
+	Reference     func() (predictor.Predictor, error)
+	ReferenceName string
 	// Parallel is how many replays run at once (0: GOMAXPROCS).
 	Parallel int
 	// Candidate and Preemptive name the policy judged and the preemptive
@@ -74,6 +83,9 @@ type Result struct {
 	Skipped []string     `json:"skipped_cases,omitempty"`
 	Cases   []CaseResult `json:"cases"`
 	Summary Summary      `json:"summary"`
+	// Reference names the reference predictor the candidate was also
+	// replayed with (Config.ReferenceName); empty when none.
+	Reference string `json:"reference_predictor,omitempty"`
 	// WallSeconds is the run's wall time, seconds.
 	WallSeconds float64 `json:"wall_s"`
 }
@@ -105,6 +117,10 @@ type CaseResult struct {
 	// Replays is how many of Policies were replayed for this seed; the
 	// others repeat the first seed's figures (Config.Seeds).
 	Replays int `json:"replays"`
+	// Reference is the candidate replayed with the reference predictor
+	// (Config.Reference; Predictor names it), the same for every seed; nil
+	// when none ran.
+	Reference *report.Summary `json:"reference,omitempty"`
 }
 
 // Policy returns the figures of policy name, or nil when it was not run.
@@ -142,7 +158,19 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	// replayed reports whether policy p is replayed for seed index k; the
 	// others copy seed index 0's figures at the end.
 	replayed := func(k, p int) bool { return k == 0 || policy.UsesPredictions(cfg.Policies[p]) }
-	type slot struct{ e, p int } // (case, seed) entry of res.Cases, policy
+	// slot is a replay's place: (case, seed) entry of res.Cases, and
+	// policy index, or refSlot for the candidate with the reference
+	// predictor.
+	type slot struct{ e, p int }
+	const refSlot = -1
+	cand := cfg.Candidate
+	if cand == "" {
+		cand = DefaultCandidate
+	}
+	if cfg.Reference != nil && !slices.Contains(cfg.Policies, cand) {
+		return nil, fmt.Errorf("quality: the reference predictor replays the candidate %s, which is not among the policies", cand)
+	}
+	newRef := func(int64) (predictor.Predictor, error) { return cfg.Reference() }
 	var (
 		specs []replay.Spec
 		slots []slot
@@ -175,6 +203,12 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 				slots = append(slots, slot{e, p})
 				left[e]++
 			}
+			if k == 0 && cfg.Reference != nil {
+				specs = append(specs, replay.Spec{Label: "case " + c.Name + " (reference predictor)", Workload: w, LowerBound: lb,
+					Policy: cand, Seed: seed, Preemptible: optIn, NewPredictor: newRef})
+				slots = append(slots, slot{e, refSlot})
+				left[e]++
+			}
 			res.Cases[e].Replays = left[e]
 		}
 	}
@@ -187,18 +221,24 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel, Keep: true, Sidecar: cfg.Sidecar,
 		Done: func(i int, o *replay.Outcome) {
 			sl := slots[i]
-			kept.keep(sl.e, sl.p, o.Result)
-			o.Result = nil
-			s := o.Summary
-			// Who waited: every policy's overall figures; the accounts'
-			// shares only where the factor-mode comparison reads them
-			// (FactorSummary), which keeps the suite's JSON small.
-			s.FairnessReport.Users = nil
-			if !factorCompared(cfg.Policies[sl.p], cfg) {
-				s.FairnessReport.Accounts = nil
-			}
 			cr := &res.Cases[sl.e]
-			cr.Policies[sl.p] = s
+			s := o.Summary
+			if sl.p == refSlot {
+				o.Result = nil
+				s.FairnessReport = nil // the comparison reads the totals alone
+				cr.Reference = &s
+			} else {
+				kept.keep(sl.e, sl.p, o.Result)
+				o.Result = nil
+				// Who waited: every policy's overall figures; the accounts'
+				// shares only where the factor-mode comparison reads them
+				// (FactorSummary), which keeps the suite's JSON small.
+				s.FairnessReport.Users = nil
+				if !factorCompared(cfg.Policies[sl.p], cfg) {
+					s.FairnessReport.Accounts = nil
+				}
+				cr.Policies[sl.p] = s
+			}
 			cr.WallSeconds += s.WallSeconds
 			if left[sl.e]--; left[sl.e] == 0 {
 				done++
@@ -222,11 +262,10 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 				res.Cases[e].Policies[p] = res.Cases[e-e%ns].Policies[p]
 			}
 		}
+		res.Cases[e].Reference = res.Cases[e-e%ns].Reference
 	}
-	cand, pre := cfg.Candidate, cfg.Preemptive
-	if cand == "" {
-		cand = DefaultCandidate
-	}
+	res.Reference = cfg.ReferenceName
+	pre := cfg.Preemptive
 	if pre == "" {
 		pre = DefaultPreemptive
 	}

@@ -338,3 +338,76 @@ func TestRunPaired(t *testing.T) {
 		t.Errorf("table lacks the harmed summary:\n%s", b.String())
 	}
 }
+
+// TestRunReference: with a reference predictor the candidate is replayed
+// once more per case, whatever the seeds; every seed's case carries that
+// replay, the summary gives candidate / reference per case and on the
+// mean, and the reference's figures are a run of the candidate with the
+// family median alone.
+func TestRunReference(t *testing.T) {
+	cases := tinyCases()
+	cfg := forestSeeds(1, 2)
+	cfg.Reference = func() (predictor.Predictor, error) { return predictor.NewMean(), nil }
+	cfg.ReferenceName = "mean"
+	res, err := Run(context.Background(), cases, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reference != "mean" {
+		t.Errorf("reference %q, want mean", res.Reference)
+	}
+	alone := tinyConfig(2)
+	alone.Policies = []string{"asrpt"}
+	want, err := Run(context.Background(), cases, alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range res.Cases {
+		ref := want.Cases[i/2].Policy("asrpt")
+		if c.Reference == nil || c.Reference.TotalJCT != ref.TotalJCT || c.Reference.Predictor != "mean" {
+			t.Fatalf("%s: reference %+v, want asrpt with mean's total JCT %v", c.Name, c.Reference, ref.TotalJCT)
+		}
+		got := res.Summary.Cases[i].VsReference
+		if w := c.Policy("asrpt").TotalJCT / ref.TotalJCT; math.Abs(got-w) > 1e-12 {
+			t.Errorf("%s: asrpt/asrpt(mean) %v, want %v", c.Name, got, w)
+		}
+	}
+	if res.Cases[0].Replays != 4 || res.Cases[1].Replays != 1 {
+		t.Errorf("replays %d and %d, want 4 (three policies and the reference) and 1", res.Cases[0].Replays, res.Cases[1].Replays)
+	}
+	if m := res.Summary.VsReference; m.Cases != 4 || len(res.Summary.PerSeed) != 2 || res.Summary.PerSeed[0].VsReference.Cases != 2 {
+		t.Errorf("summary %+v, per seed %+v: want 4 cases, 2 per seed", m, res.Summary.PerSeed)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "against asrpt with the reference predictor mean") ||
+		!regexp.MustCompile(`(?m)^\s+tiny-sacct/seed2\s+\d\.\d{3}\s*$`).MatchString(buf.String()) {
+		t.Errorf("table lacks the reference block:\n%s", buf.String())
+	}
+	cfg.Candidate = "fifo"
+	cfg.Policies = []string{"asrpt"}
+	if _, err := Run(context.Background(), cases, cfg); err == nil || !strings.Contains(err.Error(), "not among the policies") {
+		t.Errorf("a reference for a candidate not run: %v, want an error", err)
+	}
+}
+
+// TestHeldOut: the held-out cases are apart from the suite (no name in
+// common), generated with their written-down seeds, and load.
+func TestHeldOut(t *testing.T) {
+	suite, _ := Suite("")
+	names := map[string]bool{}
+	for _, c := range suite {
+		names[c.Name] = true
+	}
+	for _, c := range HeldOut() {
+		if names[c.Name] || !strings.HasPrefix(c.Name, "heldout-") || !strings.Contains(c.Source, "seed ") {
+			t.Errorf("held-out case %s (%s): want a heldout- name apart from the suite's and its seed", c.Name, c.Source)
+		}
+		jobs, err := c.Jobs()
+		if err != nil || len(jobs) < 1000 {
+			t.Errorf("%s: %d jobs, %v", c.Name, len(jobs), err)
+		}
+	}
+}

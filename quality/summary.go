@@ -38,6 +38,10 @@ type Summary struct {
 	// VsOracle is candidate / its own oracle variant (the cost of
 	// predicting).
 	VsOracle Mean `json:"vs_oracle"`
+	// VsReference is candidate / the candidate replayed with the
+	// reference predictor, the family median (CaseResult.Reference): what
+	// the run's predictor gains (< 1) or loses against the simple rule.
+	VsReference Mean `json:"vs_reference"`
 	// OracleVsBestOracleBaseline is the candidate's oracle variant / the
 	// best oracle baseline of each case.
 	OracleVsBestOracleBaseline Mean `json:"oracle_vs_best_oracle_baseline"`
@@ -67,6 +71,7 @@ type SeedSummary struct {
 	VsBestBaseline Mean  `json:"vs_best_baseline"`
 	VsPreemptive   Mean  `json:"vs_preemptive"`
 	VsOracle       Mean  `json:"vs_oracle"`
+	VsReference    Mean  `json:"vs_reference"`
 }
 
 // perSeed summarises each seed's cases (CaseResult.Seed) on their own.
@@ -80,7 +85,8 @@ func perSeed(cases []CaseResult, policies []string, seeds []int64, candidate, pr
 			}
 		}
 		s := Summarize(mine, policies, candidate, preemptive)
-		out = append(out, SeedSummary{Seed: seed, VsBestBaseline: s.VsBestBaseline, VsPreemptive: s.VsPreemptive, VsOracle: s.VsOracle})
+		out = append(out, SeedSummary{Seed: seed, VsBestBaseline: s.VsBestBaseline, VsPreemptive: s.VsPreemptive,
+			VsOracle: s.VsOracle, VsReference: s.VsReference})
 	}
 	return out
 }
@@ -108,6 +114,7 @@ type CaseSummary struct {
 	Verdict                    string  `json:"verdict,omitempty"`
 	VsPreemptive               float64 `json:"vs_preemptive,omitempty"`
 	VsOracle                   float64 `json:"vs_oracle,omitempty"`
+	VsReference                float64 `json:"vs_reference,omitempty"`
 	BestOracleBaseline         string  `json:"best_oracle_baseline,omitempty"`
 	OracleVsBestOracleBaseline float64 `json:"oracle_vs_best_oracle_baseline,omitempty"`
 }
@@ -143,7 +150,7 @@ type PolicyMean struct {
 func Summarize(cases []CaseResult, policies []string, candidate, preemptive string) Summary {
 	s := Summary{Candidate: candidate, Preemptive: preemptive}
 	oracle := candidate + policy.OracleSuffix
-	var best, pre, orc, orcBest ratios
+	var best, pre, orc, orcBest, ref ratios
 	var hBest, hPre, hOther, hBase ratios
 	for i := range cases {
 		c := &cases[i]
@@ -175,6 +182,9 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		cs.VsBestBaseline = best.add(cand, bestTotal)
 		cs.VsPreemptive = pre.add(cand, total(preemptive))
 		cs.VsOracle = orc.add(cand, candOracle)
+		if c.Reference != nil {
+			cs.VsReference = ref.add(cand, c.Reference.TotalJCT)
+		}
 		cs.OracleVsBestOracleBaseline = orcBest.add(candOracle, bestOracleTotal)
 		hBest.add(bestTotal, candOracle)
 		hPre.add(total(preemptive), candOracle)
@@ -194,8 +204,8 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 		}
 		s.Cases = append(s.Cases, cs)
 	}
-	s.VsBestBaseline, s.VsPreemptive, s.VsOracle, s.OracleVsBestOracleBaseline =
-		best.mean(), pre.mean(), orc.mean(), orcBest.mean()
+	s.VsBestBaseline, s.VsPreemptive, s.VsOracle, s.VsReference, s.OracleVsBestOracleBaseline =
+		best.mean(), pre.mean(), orc.mean(), ref.mean(), orcBest.mean()
 	s.Headroom = Headroom{BestBaselineVsOracle: hBest.mean(), PreemptiveVsOracle: hPre.mean(),
 		BestOtherVsOracle: hOther.mean(), BestBaselineVsBestOracleBaseline: hBase.mean()}
 	s.Factor = SummarizeFactor(cases, policies, candidate)

@@ -80,12 +80,38 @@ func (r *Result) WriteTable(w io.Writer) error {
 		})
 	}
 	writeFactor(ew, s.Factor, cand)
+	r.writeReference(ew)
 	r.writeSeedMeans(ew)
 	if n := s.Below + s.Within5 + s.Above; n > 0 {
 		fmt.Fprintf(ew, "%s is below every baseline on %d of %d cases, within %.0f%% of the best on %d, above on %d.\n",
 			cand, s.Below, n, (WithinTolerance-1)*100, s.Within5, s.Above)
 	}
 	return ew.err
+}
+
+// writeReference prints, when the candidate was also replayed with the
+// reference predictor, its total JCT with the run's predictor over that
+// with the reference, per case and on the geometric mean.
+func (r *Result) writeReference(w io.Writer) {
+	s := &r.Summary
+	if s.VsReference.Cases == 0 {
+		return
+	}
+	cand, pred := s.Candidate, r.predictorName([]string{s.Candidate})
+	fmt.Fprintf(w, "\n%s with predictor %s against %s with the reference predictor %s, the family median (< 1: %s better):\n",
+		cand, pred, cand, r.Reference, pred)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "case\t%s/%s(%s)\t\n", cand, cand, r.Reference)
+	worst, worstCase := 0.0, ""
+	for _, c := range s.Cases {
+		fmt.Fprintf(tw, "%s\t%s\t\n", c.Case, ratio(c.VsReference))
+		if c.VsReference > worst {
+			worst, worstCase = c.VsReference, c.Case
+		}
+	}
+	tw.Flush()
+	m := s.VsReference
+	fmt.Fprintf(w, "geometric mean %.3f over %d cases (%.3f … %.3f); worst %s\n", m.Geomean, m.Cases, m.Min, m.Max, worstCase)
 }
 
 // writeSeedMeans prints, when the suite ran with more than one seed, each
@@ -118,9 +144,18 @@ func (r *Result) writeSeedMeans(w io.Writer) {
 	if len(s.PerSeed) > 0 {
 		fmt.Fprintf(w, "\nthe same means over each predictor seed's cases alone:\n")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "seed\t%s / best baseline\t%s / %s\t%s / %s\t\n", cand, cand, s.Preemptive, cand, orc)
+		ref := s.VsReference.Cases > 0
+		fmt.Fprintf(tw, "seed\t%s / best baseline\t%s / %s\t%s / %s\t", cand, cand, s.Preemptive, cand, orc)
+		if ref {
+			fmt.Fprintf(tw, "%s / %s(%s)\t", cand, cand, r.Reference)
+		}
+		fmt.Fprintln(tw)
 		for _, p := range s.PerSeed {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", p.Seed, ratio(p.VsBestBaseline.Geomean), ratio(p.VsPreemptive.Geomean), ratio(p.VsOracle.Geomean))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t", p.Seed, ratio(p.VsBestBaseline.Geomean), ratio(p.VsPreemptive.Geomean), ratio(p.VsOracle.Geomean))
+			if ref {
+				fmt.Fprintf(tw, "%s\t", ratio(p.VsReference.Geomean))
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 	}

@@ -36,6 +36,10 @@ type Spec struct {
 	Policy string
 	// Seed seeds the replay's predictor (Config.NewPredictor).
 	Seed int64
+	// NewPredictor, when not nil, makes this replay's predictors in place
+	// of Config.NewPredictor (quality's reference replay of the candidate
+	// with the family median).
+	NewPredictor func(seed int64) (predictor.Predictor, error)
 	// Preemptible tells which jobs opted in to preemption (sim.Config);
 	// nil: none.
 	Preemptible func(*job.Job) bool
@@ -171,7 +175,7 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, err
 	}
-	pred, err := cfg.NewPredictor(sp.Seed)
+	pred, err := sp.newPredictor(cfg)(sp.Seed)
 	if err != nil {
 		return fail(err)
 	}
@@ -216,6 +220,14 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	return o, nil
 }
 
+// newPredictor returns what makes sp's predictors: its own, else cfg's.
+func (sp Spec) newPredictor(cfg Config) func(seed int64) (predictor.Predictor, error) {
+	if sp.NewPredictor != nil {
+		return sp.NewPredictor
+	}
+	return cfg.NewPredictor
+}
+
 // controller returns the sidecar that polls the replay's Slurm for a
 // closed-loop policy (policy.Sidecar), with a predictor of its own from
 // cfg.NewPredictor (it learns from the replay's accounting); nil for any
@@ -228,7 +240,7 @@ func controller(ctx context.Context, sp Spec, cfg Config) (*loop.Controller, err
 	if oracle {
 		return nil, fmt.Errorf("the closed loop has no oracle variant: the sidecar predicts from the accounting it reads")
 	}
-	pred, err := cfg.NewPredictor(sp.Seed)
+	pred, err := sp.newPredictor(cfg)(sp.Seed)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,19 +38,22 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var (
 		tracesDir, policies, cases   string
 		predName, candidate, preempt string
+		refName                      string
 		jsonPath                     string
 		asJSON                       bool
 		seed                         int64
 		seedList                     string
 		parallel                     int
 		retrainEvery                 float64
-		list                         bool
+		list, heldOut                bool
 	)
 	fs.StringVar(&tracesDir, "traces", "", "`dir` holding the trace excerpts (helios-15k-excerpt/, philly-15k-excerpt/); without it the trace-file cases are skipped")
 	fs.StringVar(&policies, "policies", strings.Join(qualityPolicies(), ","), "comma-separated policies (any with -oracle for perfect predictions)")
 	fs.StringVar(&cases, "cases", "", "comma-separated substrings: run only the cases whose name contains one (default: all)")
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
+	fs.BoolVar(&heldOut, "held-out", false, "replay the held-out cases (generated with seeds drawn once, never tuned on) instead of the suite")
 	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean, forest or select")
+	fs.StringVar(&refName, "reference", "mean", "reference predictor the candidate is also replayed with once per case, to tell --predictor against the simple rule: mean (the family median) or none; none as well when --predictor is mean or oracle, or the candidate is not run or reads no prediction")
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
 	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
 	retrainEvery = predictor.DefaultConfig().RetrainEvery
@@ -79,6 +83,9 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	all, skipped := quality.Suite(tracesDir)
+	if heldOut {
+		all, skipped = quality.HeldOut(), nil
+	}
 	if sel := splitList(cases); len(sel) > 0 {
 		all = quality.Select(all, sel)
 		skipped = selectNames(skipped, sel)
@@ -125,22 +132,37 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := newPredictor(predName, seed, retrainEvery); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	var reference func() (predictor.Predictor, error)
+	switch refName {
+	case "none":
+	case "mean":
+		if predName != "mean" && predName != "oracle" && slices.Contains(names, candidate) && policy.UsesPredictions(candidate) {
+			reference = func() (predictor.Predictor, error) { return predictor.NewMean(), nil }
+		}
+	default:
+		return fmt.Errorf("%w: --reference %q: want mean or none", errUsage, refName)
+	}
+	if reference == nil {
+		refName = ""
+	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "asrpt quality: no --traces: skipping the %d trace-file cases (%s); they read DIR/helios-15k-excerpt/ (the public SenseTime Helios trace, github.com/S-Lab-System-Group/HeliosData) and DIR/philly-15k-excerpt/ (the public Microsoft Philly trace, github.com/msr-fiddle/philly-traces), 15,000-job excerpts in the helios format (trace/FORMAT.md): pass --traces DIR (make quality TRACES=DIR)\n", len(skipped), strings.Join(skipped, ", "))
 	}
 
 	start := time.Now()
 	res, err := quality.Run(ctx, all, quality.Config{
-		Policies:     names,
-		Params:       params,
-		Sidecar:      sidecarCfg,
-		Preemptible:  optIn,
-		Site:         site,
-		NewPredictor: func(seed int64) (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
-		Seeds:        seeds,
-		Parallel:     parallel,
-		Candidate:    candidate,
-		Preemptive:   preempt,
+		Policies:      names,
+		Params:        params,
+		Sidecar:       sidecarCfg,
+		Preemptible:   optIn,
+		Site:          site,
+		NewPredictor:  func(seed int64) (predictor.Predictor, error) { return newPredictor(predName, seed, retrainEvery) },
+		Seeds:         seeds,
+		Reference:     reference,
+		ReferenceName: refName,
+		Parallel:      parallel,
+		Candidate:     candidate,
+		Preemptive:    preempt,
 		Progress: func(done, total int, c *quality.CaseResult) {
 			fmt.Fprintf(stderr, "asrpt quality: [%d/%d] %s: %d replays, %.1f s of replay, %.1f s elapsed\n",
 				done, total, c.Name, c.Replays, c.WallSeconds, time.Since(start).Seconds())

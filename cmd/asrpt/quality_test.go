@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -29,5 +31,47 @@ func TestParseSeeds(t *testing.T) {
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("parseSeeds(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// TestQualityReferenceAndHeldOut: --reference takes mean or none, and
+// --held-out lists the held-out cases in place of the suite's; a held-out
+// run replays the candidate with the family median beside the forest.
+func TestQualityReferenceAndHeldOut(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"quality", "--reference", "forest"}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), `--reference "forest": want mean or none`) {
+		t.Errorf("exit %d, stderr %q; want exit 2 naming --reference", code, stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"quality", "--held-out", "--list"}, &stdout, &stderr); code != 0 ||
+		strings.Count(stdout.String(), "heldout-") != 3 || strings.Contains(stdout.String(), "gen-0.9") {
+		t.Errorf("exit %d, list %q, stderr %q; want the three held-out cases alone", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"quality", "--held-out", "--cases", "heldout-gen", "--policies", "fifo,asrpt", "--json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	var res struct {
+		Reference string `json:"reference_predictor"`
+		Cases     []struct {
+			Reference *struct {
+				Predictor string `json:"predictor"`
+			} `json:"reference"`
+		} `json:"cases"`
+		Summary struct {
+			VsReference struct {
+				Cases int `json:"cases"`
+			} `json:"vs_reference"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Reference != "mean" || len(res.Cases) != 1 || res.Cases[0].Reference == nil ||
+		res.Cases[0].Reference.Predictor != "mean" || res.Summary.VsReference.Cases != 1 {
+		t.Errorf("result %+v: want asrpt replayed with mean beside the forest", res)
 	}
 }
