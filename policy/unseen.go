@@ -52,6 +52,7 @@ func (u *unseenClasses) estimate(t *Task) (e prediction.Estimate, ok bool) {
 	}
 	e.Seconds = c.sum / float64(c.n)
 	e.Median = math.Exp(c.sumLog / float64(c.n))
+	e.Estimator = prediction.ByClass
 	if t.TimeLimit > 0 {
 		e.Seconds = math.Min(e.Seconds, t.TimeLimit)
 		e.Median = math.Min(e.Median, t.TimeLimit)

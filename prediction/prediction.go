@@ -20,6 +20,42 @@ type Estimate struct {
 	// then holds the predictor's fallback guess (nearest known group, then
 	// the time limit).
 	Known bool
+	// Estimator names what gave the estimate (empty: not said).
+	Estimator Estimator
+}
+
+// Estimator names what gave an estimate: the plan and the sidecar's state
+// show it beside each prediction.
+type Estimator string
+
+// The estimators.
+const (
+	// ByForest: the random forest.
+	ByForest Estimator = "forest"
+	// ByGroup: the job's (user, family) group's own statistics, the
+	// family median (predictor mean, or the forest's choice with select,
+	// or before its first training).
+	ByGroup Estimator = "group"
+	// ByUser, ByPartition: an unseen job's fallback, the user's or the
+	// partition's statistics.
+	ByUser      Estimator = "user"
+	ByPartition Estimator = "partition"
+	// ByLimit: the job's time limit; ByDefault: DefaultLimit.
+	ByLimit   Estimator = "limit"
+	ByDefault Estimator = "default"
+	// ByOracle: the true run time.
+	ByOracle Estimator = "oracle"
+	// ByClass: an unseen job sized by its GPU-count class (design §5.5).
+	ByClass Estimator = "gpu_class"
+)
+
+// Valid reports whether e is one of the estimators above, or empty.
+func (e Estimator) Valid() bool {
+	switch e {
+	case "", ByForest, ByGroup, ByUser, ByPartition, ByLimit, ByDefault, ByOracle, ByClass:
+		return true
+	}
+	return false
 }
 
 // Fit returns the run time in seconds to fit the job into a reservation

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // EvalConfig sets a time-split evaluation.
@@ -247,15 +248,15 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 	base("family-median", func(_ *job.Job, r *Row) Estimate {
 		switch {
 		case r.Group.Count > 0:
-			return statsEstimate(&r.Group, true)
+			return statsEstimate(&r.Group, true, prediction.ByGroup)
 		case r.User.Count > 0:
-			return statsEstimate(&r.User, false)
+			return statsEstimate(&r.User, false, prediction.ByUser)
 		}
 		return Estimate{}
 	})
 	base("user-median", func(_ *job.Job, r *Row) Estimate {
 		if r.User.Count > 0 {
-			return statsEstimate(&r.User, true)
+			return statsEstimate(&r.User, true, prediction.ByUser)
 		}
 		return Estimate{}
 	})
@@ -267,9 +268,9 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 func baseFallback(j *job.Job, r *Row) Estimate {
 	switch {
 	case r.Partition.Count > 0:
-		return statsEstimate(&r.Partition, false)
+		return statsEstimate(&r.Partition, false, prediction.ByPartition)
 	case r.All.Count > 0:
-		return statsEstimate(&r.All, false)
+		return statsEstimate(&r.All, false, "")
 	}
 	return Limit{}.Predict(j)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 // Config sets the predictors that ByName builds.
@@ -205,7 +206,7 @@ func (f *Forest) pick(j *job.Job, r *Row, record bool) Estimate {
 	if f.sel == nil || f.model == nil || r.Group.Count == 0 {
 		return e
 	}
-	g := capLimit(statsEstimate(&r.Group, true), j)
+	g := capLimit(statsEstimate(&r.Group, true, prediction.ByGroup), j)
 	if record && j.ID != "" {
 		f.sel.made[j.ID] = [numCandidates]float64{candForest: logRun(medianOf(e)), candGroup: logRun(medianOf(g))}
 	}
@@ -240,16 +241,16 @@ func (f *Forest) estimate(j *job.Job, r *Row) Estimate {
 		return fallback(j, r)
 	}
 	if f.model == nil {
-		return statsEstimate(&r.Group, true)
+		return statsEstimate(&r.Group, true, prediction.ByGroup)
 	}
 	exp, med := f.model.PredictBoth(r)
-	return Estimate{Seconds: exp, Median: med, Known: true}
+	return Estimate{Seconds: exp, Median: med, Known: true, Estimator: prediction.ByForest}
 }
 
 // statsEstimate is the estimate a group's statistics give: its mean run
 // time (expected) and its median.
-func statsEstimate(s *GroupStats, known bool) Estimate {
-	return Estimate{Seconds: s.MeanSeconds, Median: math.Exp(s.Median), Known: known}
+func statsEstimate(s *GroupStats, known bool, by prediction.Estimator) Estimate {
+	return Estimate{Seconds: s.MeanSeconds, Median: math.Exp(s.Median), Known: known, Estimator: by}
 }
 
 // fallback is the unseen-job estimate: user, then partition mean and
@@ -258,13 +259,13 @@ func statsEstimate(s *GroupStats, known bool) Estimate {
 func fallback(j *job.Job, r *Row) Estimate {
 	switch {
 	case r.User.Count > 0:
-		return statsEstimate(&r.User, false)
+		return statsEstimate(&r.User, false, prediction.ByUser)
 	case r.Partition.Count > 0:
-		return statsEstimate(&r.Partition, false)
+		return statsEstimate(&r.Partition, false, prediction.ByPartition)
 	case j.TimeLimit > 0:
-		return Estimate{Seconds: j.TimeLimit}
+		return Estimate{Seconds: j.TimeLimit, Estimator: prediction.ByLimit}
 	}
-	return Estimate{Seconds: DefaultLimit}
+	return Estimate{Seconds: DefaultLimit, Estimator: prediction.ByDefault}
 }
 
 // capLimit keeps Seconds, and Median when there is one (> 0), within

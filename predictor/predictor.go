@@ -48,7 +48,7 @@ func (Oracle) Name() string { return "oracle" }
 // Predict implements Predictor.
 func (Oracle) Predict(j *job.Job) Estimate {
 	s := positive(j.RunTime)
-	return Estimate{Seconds: s, Median: s, Known: true}
+	return Estimate{Seconds: s, Median: s, Known: true, Estimator: prediction.ByOracle}
 }
 
 // Repredict implements Predictor.
@@ -67,9 +67,9 @@ func (Limit) Name() string { return "limit" }
 // Predict implements Predictor. A job without a limit gets DefaultLimit.
 func (Limit) Predict(j *job.Job) Estimate {
 	if j.TimeLimit > 0 {
-		return Estimate{Seconds: j.TimeLimit, Known: true}
+		return Estimate{Seconds: j.TimeLimit, Known: true, Estimator: prediction.ByLimit}
 	}
-	return Estimate{Seconds: DefaultLimit, Known: false}
+	return Estimate{Seconds: DefaultLimit, Known: false, Estimator: prediction.ByDefault}
 }
 
 // Repredict implements Predictor.
@@ -104,8 +104,8 @@ func (m *meanAcc) mean() float64 { return m.sum / float64(m.n) }
 
 // estimate is the group's estimate: Seconds the running mean, Median the
 // median of the last Window runs (seconds, at least 1).
-func (m *meanAcc) estimate(known bool) Estimate {
-	return Estimate{Seconds: positive(m.mean()), Median: positive(math.Exp(m.win.quantile(0.5))), Known: known}
+func (m *meanAcc) estimate(known bool, by prediction.Estimator) Estimate {
+	return Estimate{Seconds: positive(m.mean()), Median: positive(math.Exp(m.win.quantile(0.5))), Known: known, Estimator: by}
 }
 
 // Mean predicts the running mean run time of the job's (user, name family)
@@ -148,10 +148,10 @@ func (*Mean) Name() string { return "mean" }
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
 	if a := m.group[[2]string{j.User, m.family(j.Name)}]; a != nil {
-		return a.estimate(true)
+		return a.estimate(true, prediction.ByGroup)
 	}
 	if a := m.user[j.User]; a != nil {
-		return a.estimate(false)
+		return a.estimate(false, prediction.ByUser)
 	}
 	return unknown(Limit{}.Predict(j))
 }

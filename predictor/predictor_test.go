@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/prediction"
 )
 
 func TestSimplePredictorsBothOutputs(t *testing.T) {
@@ -102,5 +103,41 @@ func TestMeanRepredictGroup(t *testing.T) {
 	}
 	if compared < 1000 {
 		t.Errorf("%d waiting jobs compared, want the names to share families", compared)
+	}
+}
+
+// TestEstimatorNamed: every estimate names what gave it, whichever
+// predictor and fallback.
+func TestEstimatorNamed(t *testing.T) {
+	m := NewMean()
+	f, err := NewForest(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := job.Job{ID: "1", User: "ann", Name: "train-1", GPUs: 1, RunTime: 600, Submit: 0, State: "COMPLETED"}
+	if got := m.Predict(&job.Job{User: "ann", Name: "x"}).Estimator; got != prediction.ByDefault {
+		t.Errorf("mean, nothing known: %q, want default", got)
+	}
+	if got := f.Predict(&job.Job{ID: "9", User: "ann", Name: "x", TimeLimit: 3600, Submit: 1}).Estimator; got != prediction.ByLimit {
+		t.Errorf("forest, nothing known, a limit: %q, want limit", got)
+	}
+	m.Observe(&done, 600)
+	f.Observe(&done, 600)
+	for _, tc := range []struct {
+		p    Predictor
+		j    job.Job
+		want prediction.Estimator
+	}{
+		{m, job.Job{ID: "2", User: "ann", Name: "train-2", Submit: 700}, prediction.ByGroup},
+		{m, job.Job{ID: "3", User: "ann", Name: "eval", Submit: 700}, prediction.ByUser},
+		{m, job.Job{ID: "4", User: "bob", Name: "eval", TimeLimit: 60, Submit: 700}, prediction.ByLimit},
+		{f, job.Job{ID: "5", User: "ann", Name: "train-2", Submit: 700}, prediction.ByGroup}, // no model yet
+		{f, job.Job{ID: "6", User: "ann", Name: "eval", Submit: 700}, prediction.ByUser},
+		{f, job.Job{ID: "7", User: "bob", Name: "eval", Submit: 700}, prediction.ByPartition},
+		{Oracle{}, job.Job{RunTime: 5}, prediction.ByOracle},
+	} {
+		if got := tc.p.Predict(&tc.j).Estimator; got != tc.want || !got.Valid() {
+			t.Errorf("%s, job %+v: %q, want %q", tc.p.Name(), tc.j, got, tc.want)
+		}
 	}
 }

@@ -29,6 +29,11 @@ type PlanRow struct {
 	// predictor had never seen the job's kind.
 	Predicted float64 `json:"predicted_s"`
 	Known     bool    `json:"known"`
+	// Estimator is what gave the prediction: forest, group (the (user,
+	// family) group's own statistics), user, partition, limit, default
+	// (prediction.Estimator); empty when not known (a state file written
+	// before it was kept).
+	Estimator string `json:"estimator,omitempty"`
 	// VirtualRemaining is the virtual work left on A-SRPT's machine,
 	// seconds; 0 once released.
 	VirtualRemaining float64 `json:"virtual_remaining_s"`
@@ -105,7 +110,7 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 		e := d.e
 		inPlan[e.id] = true
 		r := PlanRow{JobID: e.id, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
-			Predicted: e.est.Seconds, Known: e.est.Known, Rank: i + 1, PriorityNew: d.priority}
+			Predicted: e.est.Seconds, Known: e.est.Known, Estimator: string(e.est.Estimator), Rank: i + 1, PriorityNew: d.priority}
 		if e.sj != nil {
 			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
 		}
@@ -201,6 +206,7 @@ func (tr *tracker) runningRow(sj *slurmclient.Job) PlanRow {
 		return r
 	}
 	r.Predicted, r.Known, r.Family, r.Preemptions = e.est.Seconds, e.est.Known, predictor.Family(e.job.Name), e.preemptions
+	r.Estimator = string(e.est.Estimator)
 	if e.stopFrom != "" {
 		r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
 	}

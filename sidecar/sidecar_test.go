@@ -16,6 +16,7 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/prediction"
 	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -28,9 +29,9 @@ type fixedPredictor struct{ Runs map[string]float64 }
 func (fixedPredictor) Name() string { return "fixed" }
 func (p fixedPredictor) Predict(j *job.Job) predictor.Estimate {
 	if s, ok := p.Runs[j.Name]; ok {
-		return predictor.Estimate{Seconds: s, Known: true}
+		return predictor.Estimate{Seconds: s, Known: true, Estimator: prediction.ByGroup}
 	}
-	return predictor.Estimate{Seconds: 3600}
+	return predictor.Estimate{Seconds: 3600, Estimator: prediction.ByDefault}
 }
 func (p fixedPredictor) Repredict(j *job.Job, _ float64) predictor.Estimate { return p.Predict(j) }
 func (fixedPredictor) Observe(*job.Job, float64)                            {}
@@ -548,6 +549,10 @@ func TestRestartKeepsOrder(t *testing.T) {
 		if a.JobID != b.JobID || a.Stage != b.Stage || math.Abs(a.VirtualRemaining-b.VirtualRemaining) > 1e-6 {
 			t.Fatalf("rank %d: %+v before, %+v after the restart", i+1, a, b)
 		}
+		// Every prediction says what gave it, and the state keeps it.
+		if by := prediction.Estimator(a.Estimator); a.Estimator == "" || !by.Valid() || b.Estimator != a.Estimator {
+			t.Errorf("rank %d: estimator %q before the restart, %q after", i+1, a.Estimator, b.Estimator)
+		}
 		if b.PriorityNow != b.PriorityNew {
 			t.Errorf("rank %d: job %s would be rewritten %d → %d", i+1, b.JobID, b.PriorityNow, b.PriorityNew)
 		}
@@ -847,5 +852,26 @@ func TestNoPriorityAfterFailedNodeList(t *testing.T) {
 				t.Errorf("failures %v, %d updates tried, want %d", rep.Failed, h.fake.Calls("UpdateJob"), c.wantCalls)
 			}
 		})
+	}
+}
+
+// TestStateEstimatorNames: a state file's estimator names come back as
+// they were saved; one that is not a name of ours (the file is the
+// daemon's, but shown to admins) is dropped, not shown.
+func TestStateEstimatorNames(t *testing.T) {
+	h := newHarness(t, 2, 4, false, nil)
+	data := fmt.Sprintf(`{"version":%d,"policy":"asrpt","next_seq":3,"jobs":[`+
+		`{"job":{"ID":"1"},"seq":1,"phase":"queued","estimator":"\u001b[31mred"},`+
+		`{"job":{"ID":"2"},"seq":2,"phase":"queued","estimator":"forest"}]}`, stateVersion)
+	if err := os.WriteFile(h.cfg.StateFile, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := h.newSidecar()
+	a, b := s.tr.entries["1"], s.tr.entries["2"]
+	if a == nil || b == nil {
+		t.Fatalf("state not restored: %v", s.tr.entries)
+	}
+	if a.est.Estimator != "" || b.est.Estimator != prediction.ByForest {
+		t.Errorf("estimators %q and %q restored, want \"\" and forest", a.est.Estimator, b.est.Estimator)
 	}
 }

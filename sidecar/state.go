@@ -21,6 +21,7 @@ import (
 	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/placement"
 	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/prediction"
 	"github.com/asrpt/asrpt/predictor"
 )
 
@@ -49,6 +50,9 @@ type savedJob struct {
 	// number).
 	Median float64 `json:"median_s,omitempty"`
 	Known  bool    `json:"known"`
+	// Estimator is what gave the estimate (prediction.Estimator; absent
+	// in files of earlier versions, and dropped when not one of them).
+	Estimator string `json:"estimator,omitempty"`
 	// ProfileSource is where the profile Job.Profile names came from
 	// (comment, rule, default).
 	ProfileSource string `json:"profile_source,omitempty"`
@@ -214,7 +218,7 @@ func (tr *tracker) stateToSave() *savedState {
 		order[t] = i
 	}
 	for _, e := range tr.entries {
-		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Phase: e.ph.String(),
+		sj := savedJob{Job: e.job, Seq: e.seq, Est: e.est.Seconds, Median: e.est.Median, Known: e.est.Known, Estimator: string(e.est.Estimator), Phase: e.ph.String(),
 			Why: e.why.Detail, WhyCode: e.why.Code, Released: e.released, Parked: e.parked, Remaining: e.remaining,
 			Priority: e.prio, SiteFactor: e.factor, Nodes: e.nodes, GPUsPerNode: e.gpn, NoNodes: e.noNodes, HandsOff: e.handsOff,
 			OwnNodes: e.ownNodes, WroteNodes: e.wroteNodes, MayFactor: e.mayFactor, MayPriority: e.mayPrio, ProfileSource: string(e.prof.Source), HetSiteFactor: e.hetFactor,
@@ -267,7 +271,11 @@ func (tr *tracker) restore(st *savedState) error {
 			tr.resetState()
 			return fmt.Errorf("%w: job %d (%q): bad record", ErrCorruptState, i, sj.Job.ID)
 		}
-		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known},
+		by := prediction.Estimator(sj.Estimator)
+		if !by.Valid() {
+			by = "" // not a name of ours: not shown
+		}
+		e := &entry{id: sj.Job.ID, job: sj.Job, seq: sj.Seq, est: predictor.Estimate{Seconds: sj.Est, Median: sj.Median, Known: sj.Known, Estimator: by},
 			ph: ph, why: savedReason(sj.WhyCode, sj.Why, reason.Withdrawn), released: sj.Released, parked: sj.Parked && ph == phIdle, remaining: sj.Remaining,
 			dseq: sj.DSeq, placedAt: sj.PlacedAt, prio: sj.Priority, factor: sj.SiteFactor, nodes: sj.Nodes, gpn: sj.GPUsPerNode,
 			noNodes: sj.NoNodes, handsOff: sj.HandsOff, ownNodes: sj.OwnNodes, wroteNodes: sj.WroteNodes,

@@ -87,7 +87,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // Slurm's reasons are written by others.
 func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tREASON\tNOTE")
+	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tESTIMATOR\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tREASON\tNOTE")
 	e := safetext.Escape
 	for _, r := range rows {
 		pred := shortDuration(r.Predicted)
@@ -166,8 +166,12 @@ func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
 		if why == "" {
 			why = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e(r.JobID), e(r.User), e(r.Name), e(r.Shape), r.GPUs,
-			e(prof), pred, e(virt), rank, prio, site, e(nodes), alpha, why, e(note))
+		by := r.Estimator
+		if by == "" || pred == "-" {
+			by = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e(r.JobID), e(r.User), e(r.Name), e(r.Shape), r.GPUs,
+			e(prof), pred, e(by), e(virt), rank, prio, site, e(nodes), alpha, why, e(note))
 	}
 	return tw.Flush()
 }

@@ -18,15 +18,15 @@ var updatePlan = flag.Bool("update-plan", false, "rewrite testdata/plan.golden")
 
 func TestWritePlanGolden(t *testing.T) {
 	rows := []sidecar.PlanRow{
-		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Stage: "dispatched", Rank: 1,
+		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Estimator: "forest", Stage: "dispatched", Rank: 1,
 			PriorityNow: 1000, PriorityNew: 1610612735, Nodes: []string{"gpu01", "gpu02"},
 			Profile: "bert-large", ProfileSource: "comment", Heavy: true, AlphaMin: 0.137, Alpha: 0.152},
-		{JobID: "30", User: "dee", Name: "sweep", Shape: "array_remainder", GPUs: 1, Predicted: 610, Known: true, Stage: "dispatched",
+		{JobID: "30", User: "dee", Name: "sweep", Shape: "array_remainder", GPUs: 1, Predicted: 610, Known: true, Estimator: "group", Stage: "dispatched",
 			Rank: 2, PriorityNow: 1000, PriorityNew: 1610547199, Reason: reason.NodeListShape, Note: "array: a node list would pin every task"},
 		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "released", Reason: reason.NoRoom, Rank: 3,
 			PriorityNow: 1610547199, PriorityNew: 1610547199, Profile: "data-parallel", ProfileSource: "default",
 			ProfileProblem: "bad asrpt: word in the job comment: \"asrpt:gpt\": want asrpt:model=NAME"},
-		{JobID: "21", User: "cy", Name: "new-thing", Shape: "het_leader", GPUs: 2, Predicted: 200000, Stage: "waiting", Reason: reason.VirtualQueue, VirtualRemaining: 612.4,
+		{JobID: "21", User: "cy", Name: "new-thing", Shape: "het_leader", GPUs: 2, Predicted: 200000, Estimator: "user", Stage: "waiting", Reason: reason.VirtualQueue, VirtualRemaining: 612.4,
 			Rank: 4, PriorityNow: 1000, PriorityNew: 545259520, Profile: "vgg16", ProfileSource: "rule"},
 		{JobID: "22", User: "cy", Name: "new-thing", Shape: "het_component", GPUs: 1, Stage: "left_alone", PriorityNow: 545259520,
 			PriorityNew: 545259520, Reason: reason.HetComponent, Note: "heterogeneous job component (the job is ranked through its leader)"},
@@ -41,7 +41,7 @@ func TestWritePlanGolden(t *testing.T) {
 	// factor asrpt wrote and the one it writes.
 	u := func(v uint32) *uint32 { return &v }
 	rows = []sidecar.PlanRow{
-		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Stage: "dispatched", Rank: 1,
+		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Estimator: "forest", Stage: "dispatched", Rank: 1,
 			PriorityNow: 11200, PriorityNew: 11200, SiteFactorNow: u(9500), SiteFactorNew: u(10000), Nodes: []string{"gpu01", "gpu02"}},
 		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "waiting", Reason: reason.VirtualQueue, Rank: 2,
 			VirtualRemaining: 30, PriorityNow: 6100, PriorityNew: 6100, SiteFactorNow: u(5000), SiteFactorNew: u(5000)},
@@ -58,7 +58,7 @@ func TestWritePlanGolden(t *testing.T) {
 	// not.
 	yes, no := true, false
 	rows = []sidecar.PlanRow{
-		{JobID: "40", User: "ana", Name: "train-llm", Shape: "plain", GPUs: 8, Predicted: 86400, Known: true, Stage: "running",
+		{JobID: "40", User: "ana", Name: "train-llm", Shape: "plain", GPUs: 8, Predicted: 86400, Known: true, Estimator: "forest", Stage: "running",
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &yes, Stop: "USR1@120", StopFrom: "comment", Preemptions: 1},
 		{JobID: "41", User: "bo", Name: "train-vit", Shape: "plain", GPUs: 4, Predicted: 7200, Known: true, Stage: "stopping",
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &no, Stop: "F:USR2@60", StopFrom: "preemption.rule[2]", Preemptions: 2,
