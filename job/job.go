@@ -31,6 +31,10 @@ type Job struct {
 	// Preemptible says the job opted in to preemption: its comment declared
 	// how it stops (a valid "asrpt:preempt=SIGNAL@SECONDS" word, jobword).
 	Preemptible bool
+	// ArrayJobID is the id of the job array the job is a task of (Slurm's
+	// ArrayJobId, the 123 of task 123_4), "" when it is not an array task.
+	// The tasks of one array share it; predictors read the finished ones.
+	ArrayJobID string
 }
 
 // Profiled reports whether the job carries a model profile.

@@ -10,9 +10,9 @@ import (
 // Table holds many jobs compactly, for replays of millions of jobs: each
 // job's numbers inline, its id and name (unique or nearly so for most
 // jobs) in one byte arena, and its other strings (user, account,
-// partition, QOS, state, profile: few distinct values) as 32-bit handles
-// into a table of distinct strings. A job costs 80 bytes plus its id's and
-// name's bytes, and the records hold no pointers, so the garbage collector
+// partition, QOS, state, profile, array id: few distinct values) as 32-bit
+// handles into a table of distinct strings. A job costs 88 bytes plus its
+// id's and name's bytes, and the records hold no pointers, so the garbage collector
 // never scans them.
 // Records live in fixed-size chunks: appending never copies the records
 // already held. Job returns a job as a Job value again.
@@ -36,9 +36,9 @@ type record struct {
 	gpus, nodes                            int32
 	idOff, nameOff                         uint32
 	user, account, partition, qos          uint32
-	state, profile                         uint32
+	state, profile, array                  uint32
 	idLen, nameLen                         uint16
-	preemptible                            bool // in the padding: still 80 bytes
+	preemptible                            bool
 }
 
 const (
@@ -127,7 +127,7 @@ func (t *Table) encode(j *Job) (record, error) {
 	if len(t.text)+len(j.ID)+len(j.Name) > MaxTableTextBytes {
 		return limit("ids and names in all, bytes", len(t.text)+len(j.ID)+len(j.Name))
 	}
-	if len(t.strs)+7 > math.MaxUint32 {
+	if len(t.strs)+8 > math.MaxUint32 {
 		return limit("distinct strings", len(t.strs))
 	}
 	r := record{submit: j.Submit, runTime: j.RunTime, timeLimit: j.TimeLimit, iterations: j.Iterations,
@@ -135,7 +135,7 @@ func (t *Table) encode(j *Job) (record, error) {
 		nameOff: uint32(len(t.text) + len(j.ID)), nameLen: uint16(len(j.Name)),
 		user: t.handle(j.User), account: t.handle(j.Account),
 		partition: t.handle(j.Partition), qos: t.handle(j.QOS), state: t.handle(j.State), profile: t.handle(j.Profile),
-		preemptible: j.Preemptible}
+		array: t.handle(j.ArrayJobID), preemptible: j.Preemptible}
 	t.text = append(t.text, j.ID...)
 	t.text = append(t.text, j.Name...)
 	return r, nil
@@ -178,7 +178,8 @@ func (t *Table) Job(i int) Job {
 	return Job{ID: t.ID(i), Submit: r.submit, User: t.str(r.user), Name: t.textOf(r.nameOff, r.nameLen),
 		Account: t.str(r.account), Partition: t.str(r.partition),
 		QOS: t.str(r.qos), GPUs: int(r.gpus), Nodes: int(r.nodes), RunTime: r.runTime, TimeLimit: r.timeLimit,
-		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations, Preemptible: r.preemptible}
+		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations, Preemptible: r.preemptible,
+		ArrayJobID: t.str(r.array)}
 }
 
 // Jobs returns every job as a slice of Job values, in order.

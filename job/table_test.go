@@ -20,6 +20,9 @@ func sampleJobs(n int) []Job {
 		if i%5 == 0 {
 			jobs[i].Profile = "gpt2-1.5b"
 		}
+		if i%4 != 0 {
+			jobs[i].ArrayJobID = fmt.Sprint(i / 3)
+		}
 	}
 	return jobs
 }
@@ -48,8 +51,8 @@ func TestTableRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(tab.Jobs(), jobs) {
 		t.Error("Jobs differs from the input")
 	}
-	if got := unsafe.Sizeof(record{}); got != 80 {
-		t.Errorf("record is %d bytes, want 80", got)
+	if got := unsafe.Sizeof(record{}); got != 88 {
+		t.Errorf("record is %d bytes, want 88", got)
 	}
 }
 

@@ -78,7 +78,25 @@ type GenConfig struct {
 	// larger than ClusterGPUs are dropped; counts above GPUsPerNode are
 	// rounded up to whole nodes.
 	GPUMix []GPUShare
+	// ArrayShare is the share of submissions, in [0, 1], that are job
+	// arrays (a hyper-parameter sweep: one name, one submit time, 2 to
+	// ArrayMaxTasks tasks with consecutive ids and one ArrayJobID). 0, the
+	// default, makes no array and leaves every other job as it was.
+	ArrayShare float64
+	// ArrayTaskSpread is the log-standard deviation of an array's task run
+	// times as a fraction, in [0, 1], of their family's σ: the array draws
+	// one median for its tasks from the family, and each task varies around
+	// it by ArrayTaskSpread·σ. 0 makes the tasks of an array alike but for
+	// their failures; 1 makes them as different as any runs of the family.
+	ArrayTaskSpread float64
 }
+
+// Job arrays of the generator: an array has 2 + ⌊Exp(1)·(ArrayMeanTasks−2)⌋
+// tasks, at most ArrayMaxTasks.
+const (
+	ArrayMeanTasks = 8
+	ArrayMaxTasks  = 64
+)
 
 // DefaultStart is 2026-11-02T00:00:00Z, a Monday: the default Start.
 const DefaultStart = 1793577600
@@ -101,6 +119,8 @@ func DefaultGenConfig() GenConfig {
 		NoLimitShare:   0.1,
 		Diurnal:        0.6,
 		Weekend:        0.5,
+
+		ArrayTaskSpread: 0.25,
 	}
 }
 
@@ -110,10 +130,10 @@ var ErrConfig = errors.New("trace: bad generator config")
 // Bounds of GenConfig that callers check their own flags against.
 const (
 	// MaxGenJobs bounds GenConfig.Jobs: 2^24 (16,777,216) jobs. The job
-	// slice is allocated up front at 176 bytes a job (job.Job), some 220
-	// bytes with the ids, names and the generator's own arrays: 3.7 GB
-	// at the bound; `asrpt replay --jobs` then holds some 380 bytes a job
-	// (10M jobs: 3.8 GB), 6.4 GB at the bound. 2^28 jobs asked 47 GB of
+	// slice is allocated up front at 200 bytes a job (job.Job), some 245
+	// bytes with the ids, names and the generator's own arrays: 4.1 GB
+	// at the bound; `asrpt replay --jobs` then holds some 400 bytes a job
+	// (10M jobs: 4 GB), 6.7 GB at the bound. 2^28 jobs asked 47 GB of
 	// the generator alone (`replay --jobs 100000000` died allocating 17.6
 	// GB); 2^24 leaves a 16 GB machine room for the replay. Larger traces
 	// can be written by several runs with other seeds and starts.
@@ -156,6 +176,10 @@ func (c *GenConfig) Validate() error {
 		return bad("diurnal amplitude %v, want 0 ≤ a < 1", c.Diurnal)
 	case !(c.Weekend > 0) || c.Weekend > 100:
 		return bad("weekend factor %v, want > 0", c.Weekend)
+	case !share(c.ArrayShare):
+		return bad("array share %v, want 0..1", c.ArrayShare)
+	case !share(c.ArrayTaskSpread):
+		return bad("array task spread %v, want 0..1", c.ArrayTaskSpread)
 	}
 	for _, m := range c.GPUMix {
 		if m.GPUs < 1 || !(m.Weight >= 0) || !finite(m.Weight) {
@@ -292,26 +316,42 @@ func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 	jobs := make([]job.Job, cfg.Jobs)
 	fam := make([]int32, cfg.Jobs)
 	runs := make([]int32, cfg.Jobs)
+	var head []int32 // the index of the first task of k's array, or k; nil without arrays
+	if cfg.ArrayShare > 0 {
+		head = make([]int32, cfg.Jobs)
+	}
 	work := 0.0
-	for k := range jobs {
-		if g.stopped(k) {
+	submissions := 0
+	for k := 0; k < len(jobs); submissions++ {
+		if g.stopped(submissions) {
 			return nil, fmt.Errorf("trace: generate: %w", ctx.Err())
 		}
 		u := &g.users[pick(g.rng, g.userCum)]
 		f := u.families[pick(g.rng, u.cum)]
-		fam[k] = int32(f)
-		g.families[f].runs++
-		runs[k] = int32(g.families[f].runs)
-		g.shape(&jobs[k], &g.families[f])
-		work += float64(jobs[k].GPUs) * jobs[k].RunTime
+		fm := &g.families[f]
+		tasks, mu, sigma := 1, fm.mu, fm.sigma
+		if head != nil && g.rng.Float64() < cfg.ArrayShare {
+			tasks = min(2+int(g.rng.ExpFloat64()*(ArrayMeanTasks-2)), ArrayMaxTasks, len(jobs)-k)
+			mu, sigma = fm.mu+fm.sigma*g.rng.NormFloat64(), fm.sigma*cfg.ArrayTaskSpread
+		}
+		fm.runs++
+		for i := k; i < k+tasks; i++ {
+			fam[i], runs[i] = int32(f), int32(fm.runs)
+			if head != nil {
+				head[i] = int32(k)
+			}
+			g.shape(&jobs[i], fm, mu, sigma)
+			work += float64(jobs[i].GPUs) * jobs[i].RunTime
+		}
+		k += tasks
 	}
-	// Arrivals: a non-homogeneous Poisson process with rate λ0·f(t), f the
-	// daily and weekly pattern with mean 1 over a week, λ0 chosen so that
-	// the expected span T = Jobs/λ0 carries the offered load:
-	// work = Load · ClusterGPUs · T.
-	lambda0 := cfg.Load * float64(cfg.ClusterGPUs) * float64(cfg.Jobs) / work
-	g.arrivals(jobs, lambda0)
-	g.names(jobs, fam, runs)
+	// Arrivals: a non-homogeneous Poisson process of submissions (an array
+	// is one) with rate λ0·f(t), f the daily and weekly pattern with mean 1
+	// over a week, λ0 chosen so that the expected span T = submissions/λ0
+	// carries the offered load: work = Load · ClusterGPUs · T.
+	lambda0 := cfg.Load * float64(cfg.ClusterGPUs) * float64(submissions) / work
+	g.arrivals(jobs, head, lambda0)
+	g.names(jobs, head, fam, runs)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("trace: generate: %w", err)
 	}
@@ -488,12 +528,14 @@ func (g *gen) makeFamily(u, style, gpus int, v verb) family {
 }
 
 // shape draws one run of family f: GPUs, run time, state, limit, profile.
-func (g *gen) shape(j *job.Job, f *family) {
+// Its log run time is drawn from N(mu, sigma): the family's (f.mu,
+// f.sigma), or an array's.
+func (g *gen) shape(j *job.Job, f *family, mu, sigma float64) {
 	r := g.rng
 	u := &g.users[f.user]
 	j.User, j.Account, j.Partition, j.QOS = u.name, u.account, f.partition, "normal"
 	j.GPUs, j.Nodes, j.TimeLimit = f.gpus, f.nodes, f.limit
-	d := math.Exp(f.mu + f.sigma*r.NormFloat64())
+	d := math.Exp(mu + sigma*r.NormFloat64())
 	if r.Float64() < tailProb {
 		d *= math.Min(math.Pow(1-r.Float64(), -1/tailAlpha), tailMaxMult)
 	}
@@ -545,8 +587,9 @@ func arrivalRate(t, diurnal, weekend float64) float64 {
 
 // arrivals sets the submit times by thinning a Poisson process of rate
 // λ0·max f: each candidate is kept with probability f(t)/max f. Submit
-// times are whole seconds.
-func (g *gen) arrivals(jobs []job.Job, lambda0 float64) {
+// times are whole seconds. The tasks of an array (head[k] < k; head nil
+// without arrays) are submitted with their first task.
+func (g *gen) arrivals(jobs []job.Job, head []int32, lambda0 float64) {
 	week := 7 / (5 + 2*g.cfg.Weekend)
 	fmax := (1 + g.cfg.Diurnal) * week * math.Max(1, g.cfg.Weekend)
 	top := lambda0 * fmax
@@ -554,6 +597,10 @@ func (g *gen) arrivals(jobs []job.Job, lambda0 float64) {
 	for k := range jobs {
 		if g.stopped(k) {
 			return // GenerateContext returns the context's error
+		}
+		if head != nil && int(head[k]) != k {
+			jobs[k].Submit = jobs[head[k]].Submit
+			continue
 		}
 		for {
 			t += g.rng.ExpFloat64() / top
@@ -568,8 +615,9 @@ func (g *gen) arrivals(jobs []job.Job, lambda0 float64) {
 // names sets ids and job names. Names follow the family template:
 // "train-bert-large-2026-11-02-run3" (stem, submit date in UTC, run
 // number), "train-bert-large-run3", the bare stem, or a one-off
-// "train-bert-large-3f9a2c" (six random hex digits per run).
-func (g *gen) names(jobs []job.Job, fam, runs []int32) {
+// "train-bert-large-3f9a2c" (six random hex digits per run). The tasks of
+// an array share its first task's name, and its id as ArrayJobID.
+func (g *gen) names(jobs []job.Job, head, fam, runs []int32) {
 	var (
 		buf     []byte
 		day     = math.Inf(-1)
@@ -581,6 +629,15 @@ func (g *gen) names(jobs []job.Job, fam, runs []int32) {
 		}
 		j := &jobs[k]
 		j.ID = strconv.Itoa(k + 1)
+		if head != nil {
+			switch h := int(head[k]); {
+			case h != k:
+				j.Name, j.ArrayJobID = jobs[h].Name, jobs[h].ID
+				continue
+			case k+1 < len(jobs) && int(head[k+1]) == k:
+				j.ArrayJobID = j.ID
+			}
+		}
 		f := &g.families[fam[k]]
 		switch f.template {
 		case 2:

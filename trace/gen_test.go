@@ -72,6 +72,8 @@ func TestGenerateBadConfig(t *testing.T) {
 		{"infinite start", func(c *GenConfig) { c.Start = math.Inf(1) }},
 		{"mix with no fitting entry", func(c *GenConfig) { c.GPUMix = []GPUShare{{512, 1}} }},
 		{"mix with zero GPUs", func(c *GenConfig) { c.GPUMix = []GPUShare{{0, 1}} }},
+		{"array share above 1", func(c *GenConfig) { c.ArrayShare = 1.01 }},
+		{"negative array task spread", func(c *GenConfig) { c.ArrayTaskSpread = -0.1 }},
 	}
 	for _, tc := range tests {
 		cfg := DefaultGenConfig()
@@ -375,14 +377,95 @@ func TestGenerateContext(t *testing.T) {
 }
 
 // TestMaxGenJobsFits: the generator's up-front job slice at MaxGenJobs
-// stays under 3 GiB (the bound's reason, see MaxGenJobs).
+// stays under 3.5 GiB (the bound's reason, see MaxGenJobs).
 func TestMaxGenJobsFits(t *testing.T) {
-	if b := uint64(unsafe.Sizeof(job.Job{})) * MaxGenJobs; b > 3<<30 {
-		t.Errorf("MaxGenJobs × %d bytes = %d bytes, over 3 GiB", unsafe.Sizeof(job.Job{}), b)
+	if b := uint64(unsafe.Sizeof(job.Job{})) * MaxGenJobs; b > 7<<29 {
+		t.Errorf("MaxGenJobs × %d bytes = %d bytes, over 3.5 GiB", unsafe.Sizeof(job.Job{}), b)
 	}
 	cfg := DefaultGenConfig()
 	cfg.Jobs = MaxGenJobs + 1
 	if err := cfg.Validate(); !errors.Is(err, ErrConfig) {
 		t.Errorf("jobs past MaxGenJobs: %v", err)
+	}
+}
+
+// TestGenerateArrays: with ArrayShare the tasks of an array are consecutive
+// jobs with one submit time, one name and the first task's id as
+// ArrayJobID; about ArrayShare of the submissions are arrays; the load is
+// still the one asked for; the tasks of an array differ less than the runs
+// of their family; and ArrayShare 0 makes no array.
+func TestGenerateArrays(t *testing.T) {
+	cfg := DefaultGenConfig()
+	cfg.Jobs, cfg.ArrayShare = 20000, 0.2
+	jobs, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkJobs(t, jobs)
+	submissions, arrays, tasks := 0, 0, 0
+	var within, across []float64 // |log run time − first task's|, completed runs only
+	lastOfGroup := map[[2]string]float64{}
+	for i := 0; i < len(jobs); {
+		n := 1
+		for i+n < len(jobs) && jobs[i+n].ArrayJobID != "" && jobs[i+n].ArrayJobID == jobs[i].ArrayJobID {
+			n++
+		}
+		submissions++
+		first := &jobs[i]
+		if n > 1 {
+			arrays++
+			tasks += n
+			if first.ArrayJobID != first.ID || n > ArrayMaxTasks {
+				t.Fatalf("array at job %s: ArrayJobID %q, %d tasks", first.ID, first.ArrayJobID, n)
+			}
+		} else if first.ArrayJobID != "" {
+			t.Fatalf("job %s: ArrayJobID %q on a lone job", first.ID, first.ArrayJobID)
+		}
+		for _, j := range jobs[i+1 : i+n] {
+			if j.Submit != first.Submit || j.Name != first.Name || j.User != first.User || j.GPUs != first.GPUs {
+				t.Fatalf("task %s differs from its array's first task %s", j.ID, first.ID)
+			}
+			if j.State == "COMPLETED" && first.State == "COMPLETED" {
+				within = append(within, math.Abs(math.Log(j.RunTime/first.RunTime)))
+			}
+		}
+		key := [2]string{first.User, normaliseName(first.Name)}
+		if last, ok := lastOfGroup[key]; ok && first.State == "COMPLETED" {
+			across = append(across, math.Abs(math.Log(first.RunTime/last)))
+		}
+		if first.State == "COMPLETED" {
+			lastOfGroup[key] = first.RunTime
+		}
+		i += n
+	}
+	share := float64(arrays) / float64(submissions)
+	if math.Abs(share-cfg.ArrayShare) > 0.03 {
+		t.Errorf("%.3f of the submissions are arrays, want %.2f", share, cfg.ArrayShare)
+	}
+	if mean := float64(tasks) / float64(arrays); mean < ArrayMeanTasks-1.5 || mean > ArrayMeanTasks+1.5 {
+		t.Errorf("%.2f tasks an array, want about %d", mean, ArrayMeanTasks)
+	}
+	s := summarise(jobs, cfg.ClusterGPUs)
+	if math.Abs(s.load-cfg.Load*s.meanRate) > 0.1*cfg.Load*s.meanRate {
+		t.Errorf("realised load %.3f, want %.3f within 10%%", s.load, cfg.Load*s.meanRate)
+	}
+	slices.Sort(within)
+	slices.Sort(across)
+	mw, ma := within[len(within)/2], across[len(across)/2]
+	if !(mw < 0.5*ma) {
+		t.Errorf("median |Δ log run time| within arrays %.3f, across the runs of a group %.3f: tasks not more alike", mw, ma)
+	}
+	t.Logf("%d submissions, %d arrays of %d tasks; median |Δ log run time| within arrays %.3f, between runs of a group %.3f",
+		submissions, arrays, tasks, mw, ma)
+
+	cfg.ArrayShare = 0
+	plain, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range plain {
+		if plain[i].ArrayJobID != "" {
+			t.Fatalf("job %s: ArrayJobID %q with ArrayShare 0", plain[i].ID, plain[i].ArrayJobID)
+		}
 	}
 }

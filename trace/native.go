@@ -32,6 +32,7 @@ const (
 	colState
 	colProfile
 	colIterations
+	colArray
 	numCols
 )
 
@@ -39,6 +40,7 @@ const (
 var Columns = [numCols]string{
 	"id", "submit", "user", "name", "account", "partition", "qos",
 	"gpus", "nodes", "run_time", "time_limit", "state", "profile", "iterations",
+	"array_job_id",
 }
 
 // requiredCols must be present in every native trace.
@@ -130,6 +132,8 @@ func (r *nativeRow) set(col int, v string) error {
 		if err == nil {
 			err = checkIterations(j.Iterations)
 		}
+	case colArray:
+		j.ArrayJobID = r.in.get(v)
 	}
 	return err
 }
@@ -465,17 +469,25 @@ func jsonScalar(raw json.RawMessage) (s string, null bool, err error) {
 }
 
 // WriteCSV writes jobs as a native CSV trace with a header line naming all
-// columns. Numbers are written exactly (shortest form that reads back to the
+// columns (array_job_id, the last, only when some job is an array task).
+// Numbers are written exactly (shortest form that reads back to the
 // same float64); the reader reads the output back to equal jobs.
 func WriteCSV(w io.Writer, jobs []job.Job) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(Columns[:]); err != nil {
+	cols := colArray // without array_job_id
+	for i := range jobs {
+		if jobs[i].ArrayJobID != "" {
+			cols = numCols
+			break
+		}
+	}
+	if err := cw.Write(Columns[:cols]); err != nil {
 		return fmt.Errorf("trace: write csv: %w", err)
 	}
 	rec := make([]string, numCols)
 	for i := range jobs {
 		csvRecord(&jobs[i], rec)
-		if err := cw.Write(rec); err != nil {
+		if err := cw.Write(rec[:cols]); err != nil {
 			return fmt.Errorf("trace: write csv: %w", err)
 		}
 	}
@@ -505,6 +517,7 @@ func csvRecord(j *job.Job, rec []string) {
 	if j.Iterations != 0 {
 		rec[colIterations] = fmtFloat(j.Iterations)
 	}
+	rec[colArray] = j.ArrayJobID
 }
 
 // CheckJob returns nil when the native reader accepts j as one row, as
@@ -545,6 +558,7 @@ type jsonJob struct {
 	State      string  `json:"state,omitempty"`
 	Profile    string  `json:"profile,omitempty"`
 	Iterations float64 `json:"iterations,omitempty"`
+	ArrayJobID string  `json:"array_job_id,omitempty"`
 }
 
 // WriteJSONL writes jobs as native JSON Lines, one object per job, empty
@@ -561,7 +575,7 @@ func WriteJSONL(w io.Writer, jobs []job.Job) error {
 			}
 		}
 		if err := enc.Encode(jsonJob{j.ID, j.Submit, j.User, j.Name, j.Account, j.Partition, j.QOS,
-			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations}); err != nil {
+			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID}); err != nil {
 			return fmt.Errorf("trace: write jsonl: %w", err)
 		}
 	}

@@ -164,6 +164,44 @@ func TestReadFileNative(t *testing.T) {
 	}
 }
 
+// TestNativeArrayColumn: array ids round-trip through both native forms,
+// and CSV names the array_job_id column only when some job has one.
+func TestNativeArrayColumn(t *testing.T) {
+	plain := []job.Job{{ID: "1", Submit: 1, GPUs: 1, RunTime: 2}}
+	arrays := append(plain, job.Job{ID: "7", Submit: 2, GPUs: 1, RunTime: 3, ArrayJobID: "5"},
+		job.Job{ID: "5", Submit: 2, GPUs: 1, RunTime: 4, ArrayJobID: "5"})
+	for _, tc := range []struct {
+		jobs   []job.Job
+		column bool
+	}{{plain, false}, {arrays, true}} {
+		var csvBuf, jsonBuf bytes.Buffer
+		if err := WriteCSV(&csvBuf, tc.jobs); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSONL(&jsonBuf, tc.jobs); err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(csvBuf.String(), "\n")
+		if strings.HasSuffix(head, ",array_job_id") != tc.column {
+			t.Errorf("header %q: array_job_id column %v, want %v", head, !tc.column, tc.column)
+		}
+		if strings.Contains(jsonBuf.String(), "array_job_id") != tc.column {
+			t.Errorf("JSON Lines names array_job_id: %v, want %v", !tc.column, tc.column)
+		}
+		for name, buf := range map[string]*bytes.Buffer{"a.csv": &csvBuf, "a.jsonl": &jsonBuf} {
+			got, err := Read(buf, name, Native)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append([]job.Job{}, tc.jobs...)
+			Sort(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: read back %+v, want %+v", name, got, want)
+			}
+		}
+	}
+}
+
 // TestGolden writes a small generated trace plus hand-made edge cases in
 // both native forms, compares with testdata/*.golden (rewrite with
 // -update), and reads each back to the same jobs.

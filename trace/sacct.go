@@ -51,7 +51,7 @@ var sacctNames = [numSacct]string{
 
 // RecommendedSacct is the sacct command line FORMAT.md recommends; add -S
 // and -E for the period wanted.
-const RecommendedSacct = "sacct -P -X -a -o JobIDRaw,JobName,User,Account,Partition,QOS,Submit,Start,End,ElapsedRaw,TimelimitRaw,NNodes,NodeList,AllocTRES,ReqTRES,State"
+const RecommendedSacct = "sacct -P -X -a -o JobIDRaw,JobID,JobName,User,Account,Partition,QOS,Submit,Start,End,ElapsedRaw,TimelimitRaw,NNodes,NodeList,AllocTRES,ReqTRES,State"
 
 // sacctLayout is sacct's default time format (local time, no zone).
 const sacctLayout = "2006-01-02T15:04:05"
@@ -235,6 +235,10 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 		return j, skipStep, "", nil
 	}
 	j.ID = strings.Clone(id)
+	if j.ArrayJobID, err = arrayParent(get(sJobID)); err != nil {
+		return j, 0, "JobID", err
+	}
+	j.ArrayJobID = in.get(j.ArrayJobID)
 	j.Name = strings.Clone(get(sJobName))
 	j.User = in.get(get(sUser))
 	j.Account = in.get(get(sAccount))
@@ -347,6 +351,21 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 		return j, skipNotRun, "", nil
 	}
 	return j, keep, "", nil
+}
+
+// arrayParent returns the array job id of a JobID as sacct prints it: the
+// 123 of an array task 123_4 (or of 123_[5-9], a pending task range), ""
+// for a job that is not an array task (123, 8+0). The id before '_' must
+// be a decimal number.
+func arrayParent(jobID string) (string, error) {
+	parent, _, isTask := strings.Cut(jobID, "_")
+	if !isTask {
+		return "", nil
+	}
+	if parent == "" || len(parent) > 20 || strings.Trim(parent, "0123456789") != "" {
+		return "", fmt.Errorf("%w: array task %.40q: the array job id before '_' is not a number", ErrValue, jobID)
+	}
+	return parent, nil
 }
 
 // parseSacctTime reads a sacct time: YYYY-MM-DDTHH:MM:SS in loc, RFC 3339

@@ -55,9 +55,9 @@ func TestReadSacctFiles(t *testing.T) {
 			file: "elapsed-jobid-tz.txt",
 			opt:  Options{Location: berlin}, // 2026-03-29: clocks go from 02:00 CET to 03:00 CEST
 			want: []job.Job{
-				{ID: "2000_1", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 8, Nodes: 3, RunTime: 3600, TimeLimit: 86400, State: "COMPLETED"},
-				{ID: "2000_10", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 93784, TimeLimit: 300, State: "COMPLETED"},
-				{ID: "2000_2", Submit: utc(t, "2026-03-29T01:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 5400, State: "COMPLETED"},
+				{ID: "2000_1", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 8, Nodes: 3, RunTime: 3600, TimeLimit: 86400, State: "COMPLETED", ArrayJobID: "2000"},
+				{ID: "2000_10", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 93784, TimeLimit: 300, State: "COMPLETED", ArrayJobID: "2000"},
+				{ID: "2000_2", Submit: utc(t, "2026-03-29T01:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 5400, State: "COMPLETED", ArrayJobID: "2000"},
 			},
 			stats: Stats{Rows: 4, Jobs: 3, Steps: 1},
 		},
@@ -163,6 +163,8 @@ func TestReadSacctBad(t *testing.T) {
 		{"bad ElapsedRaw", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n1|a|u|2026-01-01T00:00:00|1:00|gres/gpu=1\n", 2, "ElapsedRaw", nil},
 		{"bad Elapsed", "JobID|JobName|User|Submit|Elapsed|AllocTRES\n1|a|u|2026-01-01T00:00:00|1:2:3:4|gres/gpu=1\n", 2, "Elapsed", nil},
 		{"bad TimelimitRaw", "JobID|JobName|User|Submit|ElapsedRaw|TimelimitRaw|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|1h|gres/gpu=1\n", 2, "TimelimitRaw", nil},
+		{"array id not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n7|x_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
+		{"array id empty", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
 		{"bad NNodes", "JobID|JobName|User|Submit|ElapsedRaw|NNodes|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|-1|gres/gpu=1\n", 2, "NNodes", ErrValue},
 	}
 	for _, tc := range tests {

@@ -16,7 +16,7 @@ import (
 // RecommendedSacct a job history without a schedule can fill (no Start,
 // End or NodeList, which only a real run has).
 var SacctWriteFields = []string{
-	"JobIDRaw", "JobName", "User", "Account", "Partition", "QOS",
+	"JobIDRaw", "JobID", "JobName", "User", "Account", "Partition", "QOS",
 	"Submit", "ElapsedRaw", "TimelimitRaw", "NNodes", "AllocTRES", "State",
 }
 
@@ -31,6 +31,10 @@ var SacctWriteFields = []string{
 //     a job that ran (0 stays 0, a job the reader skips as never run);
 //   - TimeLimit (TimelimitRaw): rounded up to whole minutes (a limit is
 //     never shortened), 0 printed as UNLIMITED;
+//   - JobID: the id, or ARRAY_TASK for an array task (ArrayJobID ARRAY, the
+//     tasks of one array numbered from 0 in the order written), so that the
+//     array id reads back; empty for a job outside arrays whose id holds
+//     '_' (the reader then takes JobIDRaw alone, and no array);
 //   - Nodes: NNodes, empty when 0;
 //   - GPUs: AllocTRES "gres/gpu=N,node=M" (a job without GPUs has no
 //     gres/gpu entry and is skipped by the reader);
@@ -48,8 +52,14 @@ func WriteSacct(w io.Writer, jobs []job.Job) error {
 		return fmt.Errorf("trace: write sacct: %w", err)
 	}
 	rec := make([]string, len(SacctWriteFields))
+	tasks := map[string]int{} // array id → tasks written
 	for i := range jobs {
-		if err := sacctRecord(rec, &jobs[i]); err != nil {
+		task := -1
+		if a := jobs[i].ArrayJobID; a != "" {
+			task = tasks[a]
+			tasks[a]++
+		}
+		if err := sacctRecord(rec, &jobs[i], task); err != nil {
 			return fmt.Errorf("trace: write sacct: job %q: %w", jobs[i].ID, err)
 		}
 		if _, err := bw.WriteString(strings.Join(rec, "|") + "\n"); err != nil {
@@ -62,13 +72,17 @@ func WriteSacct(w io.Writer, jobs []job.Job) error {
 	return nil
 }
 
-// sacctRecord fills rec with the fields of j in SacctWriteFields order.
-func sacctRecord(rec []string, j *job.Job) error {
+// sacctRecord fills rec with the fields of j in SacctWriteFields order;
+// task is j's index in its array (ignored when j.ArrayJobID is "").
+func sacctRecord(rec []string, j *job.Job, task int) error {
 	if j.ID == "" {
 		return fmt.Errorf("%w: empty id", ErrValue)
 	}
 	if strings.Contains(j.ID, ".") {
 		return fmt.Errorf("%w: id with '.' would read back as a job step", ErrValue)
+	}
+	if _, err := arrayParent(j.ArrayJobID + "_0"); j.ArrayJobID != "" && err != nil {
+		return err
 	}
 	if err := checkTime("submit", j.Submit); err != nil {
 		return err
@@ -108,17 +122,24 @@ func sacctRecord(rec []string, j *job.Job) error {
 		tres = append(tres, "node="+strconv.Itoa(j.Nodes))
 	}
 	rec[0] = j.ID
-	rec[1] = j.Name
-	rec[2] = j.User
-	rec[3] = j.Account
-	rec[4] = j.Partition
-	rec[5] = j.QOS
-	rec[6] = time.Unix(int64(math.Floor(j.Submit)), 0).UTC().Format(sacctLayout)
-	rec[7] = strconv.FormatFloat(elapsed, 'f', 0, 64)
-	rec[8] = limit
-	rec[9] = nodes
-	rec[10] = strings.Join(tres, ",")
-	rec[11] = j.State
+	rec[1] = j.ID
+	if strings.Contains(j.ID, "_") { // would read back as an array task
+		rec[1] = ""
+	}
+	if j.ArrayJobID != "" {
+		rec[1] = j.ArrayJobID + "_" + strconv.Itoa(task)
+	}
+	rec[2] = j.Name
+	rec[3] = j.User
+	rec[4] = j.Account
+	rec[5] = j.Partition
+	rec[6] = j.QOS
+	rec[7] = time.Unix(int64(math.Floor(j.Submit)), 0).UTC().Format(sacctLayout)
+	rec[8] = strconv.FormatFloat(elapsed, 'f', 0, 64)
+	rec[9] = limit
+	rec[10] = nodes
+	rec[11] = strings.Join(tres, ",")
+	rec[12] = j.State
 	for k, v := range rec {
 		if strings.ContainsAny(v, "|\r\n") {
 			return fmt.Errorf("%w: field %s %q holds '|' or a line break", ErrValue, SacctWriteFields[k], v)

@@ -56,7 +56,9 @@ func TestWriteSacctRoundTrip(t *testing.T) {
 			{ID: "11", Submit: t0 + 6, User: "dave", GPUs: 0, RunTime: 10, State: "COMPLETED"},      // CPU job: skipped
 			{ID: "12", Submit: t0 + 7, User: "erin", GPUs: 4, RunTime: 0, State: "CANCELLED"},       // never ran: skipped
 			{ID: "13", Submit: 0, User: "frank", GPUs: 8, Nodes: 1, RunTime: 1, State: "COMPLETED"}, // the epoch
-		}, Stats{Rows: 6, NoGPU: 1, NotRun: 1}},
+			{ID: "14", Submit: t0 + 8, User: "gina", Name: "sweep", GPUs: 1, RunTime: 30, State: "COMPLETED", ArrayJobID: "14"},
+			{ID: "15", Submit: t0 + 8, User: "gina", Name: "sweep", GPUs: 1, RunTime: 40, State: "COMPLETED", ArrayJobID: "14"},
+		}, Stats{Rows: 8, NoGPU: 1, NotRun: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,11 +90,17 @@ func TestWriteSacctRoundTrip(t *testing.T) {
 func TestWriteSacctHeader(t *testing.T) {
 	var buf bytes.Buffer
 	j := job.Job{ID: "1", Submit: float64(DefaultStart), User: "u", Name: "n", GPUs: 2, Nodes: 1, RunTime: 60, TimeLimit: 3600, State: "COMPLETED"}
-	if err := WriteSacct(&buf, []job.Job{j}); err != nil {
+	a := j
+	a.ID, a.ArrayJobID = "7", "5"
+	b := a
+	b.ID = "5"
+	if err := WriteSacct(&buf, []job.Job{j, a, b}); err != nil {
 		t.Fatal(err)
 	}
-	want := "JobIDRaw|JobName|User|Account|Partition|QOS|Submit|ElapsedRaw|TimelimitRaw|NNodes|AllocTRES|State\n" +
-		"1|n|u||||2026-11-02T00:00:00|60|60|1|gres/gpu=2,node=1|COMPLETED\n"
+	want := "JobIDRaw|JobID|JobName|User|Account|Partition|QOS|Submit|ElapsedRaw|TimelimitRaw|NNodes|AllocTRES|State\n" +
+		"1|1|n|u||||2026-11-02T00:00:00|60|60|1|gres/gpu=2,node=1|COMPLETED\n" +
+		"7|5_0|n|u||||2026-11-02T00:00:00|60|60|1|gres/gpu=2,node=1|COMPLETED\n" +
+		"5|5_1|n|u||||2026-11-02T00:00:00|60|60|1|gres/gpu=2,node=1|COMPLETED\n"
 	if buf.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
@@ -117,6 +125,7 @@ func TestWriteSacctErrors(t *testing.T) {
 		{"negative limit", func(j *job.Job) { j.TimeLimit = -60 }},
 		{"infinite limit", func(j *job.Job) { j.TimeLimit = math.Inf(1) }},
 		{"negative GPUs", func(j *job.Job) { j.GPUs = -1 }},
+		{"array id not a number", func(j *job.Job) { j.ArrayJobID = "a1" }},
 	}
 	for _, tc := range tests {
 		j := ok

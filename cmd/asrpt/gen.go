@@ -26,6 +26,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	gpn := fs.Int("gpus-per-node", d.GPUsPerNode, "GPUs per node; larger jobs ask for whole nodes")
 	load := fs.Float64("load", d.Load, "offered load: GPU-seconds submitted per GPU-second of the cluster (near 1: jobs queue)")
 	profiled := fs.Float64("profiled", d.ProfiledShare, "share of multi-GPU job families with a placement catalogue profile (0..1)")
+	arrays := fs.Float64("array-share", d.ArrayShare, "share of submissions that are job arrays of 2..64 tasks (0..1; trace/GENERATOR.md)")
+	arraySpread := fs.Float64("array-task-spread", d.ArrayTaskSpread, "spread of an array's task run times as a share of their family's (0..1)")
 	users := fs.Int("users", d.Users, "number of users (0: 1.2·√jobs)")
 	start := fs.String("start", time.Unix(int64(d.Start), 0).UTC().Format(time.RFC3339), "start of the submission period: RFC 3339 or Unix seconds")
 	format := fs.String("format", "csv", "output format: csv or jsonl (native trace, trace/FORMAT.md)")
@@ -46,6 +48,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg := d
 	cfg.Jobs, cfg.Seed, cfg.ClusterGPUs, cfg.GPUsPerNode = *jobs, *seed, *nodes**gpn, *gpn
 	cfg.Load, cfg.ProfiledShare, cfg.Users, cfg.Start = *load, *profiled, *users, st
+	cfg.ArrayShare, cfg.ArrayTaskSpread = *arrays, *arraySpread
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
