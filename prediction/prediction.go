@@ -47,12 +47,14 @@ const (
 	ByOracle Estimator = "oracle"
 	// ByClass: an unseen job sized by its GPU-count class (design §5.5).
 	ByClass Estimator = "gpu_class"
+	// ByArray: an array task sized by the finished tasks of its array.
+	ByArray Estimator = "array"
 )
 
 // Valid reports whether e is one of the estimators above, or empty.
 func (e Estimator) Valid() bool {
 	switch e {
-	case "", ByForest, ByGroup, ByUser, ByPartition, ByLimit, ByDefault, ByOracle, ByClass:
+	case "", ByForest, ByGroup, ByUser, ByPartition, ByLimit, ByDefault, ByOracle, ByClass, ByArray:
 		return true
 	}
 	return false

@@ -56,7 +56,7 @@ func BenchmarkReplayForest(b *testing.B) {
 				wall := time.Since(start).Seconds()
 				b.ReportMetric(wall, "wall-s")
 				b.ReportMetric(float64(r.Events)/wall, "events/s")
-				if f, ok := p.(*predictor.Forest); ok {
+				if f, ok := predictor.Unwrap(p).(*predictor.Forest); ok {
 					st := f.Stats()
 					b.ReportMetric(st.TrainSeconds, "train-s")
 					b.ReportMetric(st.TrainSeconds/wall, "train-share")

@@ -167,8 +167,10 @@ func (m *Mean) Repredict(j *job.Job, _ float64) Estimate { return m.Predict(j) }
 type GroupRepredictor interface {
 	// RepredictGroup returns what Repredict(w, now) returns for every job
 	// w of done's group (GroupKey(w) == GroupKey(done)), done being a job
-	// of it that finished and was observed.
-	RepredictGroup(done *job.Job, now float64) Estimate
+	// of it that finished and was observed, and true; or false when the
+	// estimates of the group's jobs may differ now (then each job is
+	// asked with Repredict).
+	RepredictGroup(done *job.Job, now float64) (Estimate, bool)
 }
 
 var _ GroupRepredictor = (*Mean)(nil)
@@ -176,7 +178,9 @@ var _ GroupRepredictor = (*Mean)(nil)
 // RepredictGroup implements GroupRepredictor: once done is observed its
 // (user, family) group has history, and the group's estimate is every
 // member's.
-func (m *Mean) RepredictGroup(done *job.Job, _ float64) Estimate { return m.Predict(done) }
+func (m *Mean) RepredictGroup(done *job.Job, _ float64) (Estimate, bool) {
+	return m.Predict(done), true
+}
 
 // Observe implements Predictor.
 func (m *Mean) Observe(j *job.Job, _ float64) {

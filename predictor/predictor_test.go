@@ -86,7 +86,7 @@ func TestMeanRepredictGroup(t *testing.T) {
 		done := job.Job{ID: fmt.Sprint(i), User: fmt.Sprintf("u%d", rng.IntN(4)), Name: names[rng.IntN(len(names))],
 			GPUs: 1 << rng.IntN(4), RunTime: float64(1 + rng.IntN(5000)), TimeLimit: 7200}
 		m.Observe(&done, float64(i))
-		shared := m.RepredictGroup(&done, float64(i))
+		shared, _ := m.RepredictGroup(&done, float64(i))
 		if !shared.Known {
 			t.Fatalf("job %d: group estimate %+v not known after its own finish", i, shared)
 		}

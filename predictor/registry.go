@@ -12,7 +12,9 @@ func Names() []string { return []string{"oracle", "limit", "mean", "forest", "se
 // user's time limit), "mean" (running mean of the (user, name) group) or
 // "forest" (the online random forest, NewForest(cfg)) or "select" (the
 // forest with estimator selection per group, Config.Select). cfg matters
-// only to the forest. An unknown name is an error listing the known ones.
+// only to the forest. mean, forest and select size an array task from the
+// finished tasks of its array (WithArrays). An unknown name is an error
+// listing the known ones.
 func ByName(name string, cfg Config) (Predictor, error) {
 	switch name {
 	case "oracle":
@@ -20,12 +22,22 @@ func ByName(name string, cfg Config) (Predictor, error) {
 	case "limit":
 		return Limit{}, nil
 	case "mean":
-		return NewMean(), nil
-	case "forest":
-		return NewForest(cfg)
-	case "select":
-		cfg.Select = true
-		return NewForest(cfg)
+		return WithArrays(NewMean()), nil
+	case "forest", "select":
+		cfg.Select = name == "select"
+		f, err := NewForest(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return WithArrays(f), nil
 	}
 	return nil, fmt.Errorf("predictor: unknown predictor %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Unwrap returns the predictor p wraps (WithArrays), or p itself.
+func Unwrap(p Predictor) Predictor {
+	if a, ok := p.(*Arrays); ok {
+		return a.inner
+	}
+	return p
 }

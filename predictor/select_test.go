@@ -61,7 +61,7 @@ func TestSelectPredictor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := p.(*Forest)
+	f := Unwrap(p).(*Forest)
 	if f.Name() != "select" {
 		t.Fatalf("name %q", f.Name())
 	}
@@ -91,7 +91,7 @@ func TestSelectPredictor(t *testing.T) {
 	if len(f.sel.made) > 8 {
 		t.Errorf("%d candidate predictions kept for finished jobs", len(f.sel.made))
 	}
-	if plain, _ := ByName("forest", Config{}); plain.(*Forest).Picks() != nil {
+	if plain, _ := ByName("forest", Config{}); Unwrap(plain).(*Forest).Picks() != nil {
 		t.Error("the plain forest reports picks")
 	}
 }

@@ -196,7 +196,7 @@ func one(ctx context.Context, sp Spec, cfg Config) (Outcome, error) {
 	wall := time.Since(start).Seconds()
 	s := report.Summarize(r, sp.LowerBound)
 	s.WallSeconds = wall
-	if f, ok := pred.(*predictor.Forest); ok && r.Predictor == f.Name() {
+	if f, ok := predictor.Unwrap(pred).(*predictor.Forest); ok && r.Predictor == f.Name() {
 		st := f.Stats()
 		s.Trainings, s.TrainSeconds = st.Trainings, st.TrainSeconds
 	}

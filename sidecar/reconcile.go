@@ -198,7 +198,7 @@ func compareID(a, b string) int {
 func toJob(sj *slurmclient.Job) job.Job {
 	return job.Job{ID: sj.ID, Submit: unixSeconds(sj.Submit), User: sj.User, Name: sj.Name,
 		Account: sj.Account, Partition: sj.Partition, QOS: sj.QOS, GPUs: sj.GPUs.Total,
-		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State}
+		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State, ArrayJobID: sj.Array.JobID}
 }
 
 // arrive predicts e and hands it to the policy.

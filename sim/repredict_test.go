@@ -71,7 +71,7 @@ func (c *counting) Repredict(j *job.Job, now float64) predictor.Estimate {
 	return c.Mean.Repredict(j, now)
 }
 
-func (c *counting) RepredictGroup(done *job.Job, now float64) predictor.Estimate {
+func (c *counting) RepredictGroup(done *job.Job, now float64) (predictor.Estimate, bool) {
 	c.perGroup++
 	return c.Mean.RepredictGroup(done, now)
 }

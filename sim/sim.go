@@ -314,7 +314,7 @@ func (g regroup) repredict(now float64, key string, done *policy.Task, pred pred
 	group, uniform := pred.(predictor.GroupRepredictor)
 	var shared predictor.Estimate
 	if uniform {
-		shared = group.RepredictGroup(done.Job, now)
+		shared, uniform = group.RepredictGroup(done.Job, now)
 	}
 	for _, t := range list[:min(k, maxRepredict)] {
 		est := shared

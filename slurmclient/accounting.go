@@ -12,8 +12,9 @@ import (
 // acctJob is an accounting record in version-neutral form.
 type acctJob struct {
 	ID, Name, User, Account, Partition, QOS, State string
-	Submit, Start, End, Elapsed                    int64 // Unix seconds; Elapsed in seconds
-	LimitMin                                       int64 // minutes
+	ArrayJobID                                     string // "" when not an array task
+	Submit, Start, End, Elapsed                    int64  // Unix seconds; Elapsed in seconds
+	LimitMin                                       int64  // minutes
 	LimitSet                                       bool
 	GPUs, Nodes                                    int
 }
@@ -53,6 +54,7 @@ func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 		j := job.Job{
 			ID: a.ID, Submit: float64(a.Submit), User: a.User, Name: a.Name, Account: a.Account,
 			Partition: a.Partition, QOS: a.QOS, GPUs: a.GPUs, Nodes: a.Nodes, State: st,
+			ArrayJobID: a.ArrayJobID,
 		}
 		switch {
 		case a.Elapsed > 0:

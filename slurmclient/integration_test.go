@@ -500,8 +500,9 @@ func apiOf(t *testing.T, l *lab) string {
 	return l.client(t, "slurmrest").APIVersion()
 }
 
-// TestLiveAccountingMatchesSacct runs short jobs and compares the client's
-// accounting records with `sacct -P` for the same jobs.
+// TestLiveAccountingMatchesSacct runs short jobs, and a job array of two
+// tasks, and compares the client's accounting records with `sacct -P` for
+// the same jobs (the array id with the ARRAY of sacct's JobID ARRAY_TASK).
 func TestLiveAccountingMatchesSacct(t *testing.T) {
 	forLabs(t, func(t *testing.T, l *lab) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -513,6 +514,7 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 			l.submit(t, "bob", 2, "--gres=gpu:2", "-N", "1"),
 			l.submit(t, "alice", 1, "--gres=gpu:4", "-N", "2"),
 		}
+		array := l.submit(t, "bob", 1, "--gres=gpu:1", "--array=0-1")
 		for _, id := range ids {
 			l.waitState(t, id, "COMPLETED", 90*time.Second)
 		}
@@ -528,15 +530,20 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 			}
 			got = map[string]bool{}
 			recs = map[string]map[string]string{}
+			tasks := 0
 			for _, j := range js {
 				got[j.ID] = true
+				if j.ArrayJobID == array {
+					tasks++
+				}
 				recs[j.ID] = map[string]string{
 					"JobName": j.Name, "User": j.User, "Account": j.Account, "Partition": j.Partition,
 					"Submit": strconv.FormatInt(int64(j.Submit), 10), "ElapsedRaw": strconv.FormatInt(int64(j.RunTime), 10),
 					"State": j.State, "GPUs": strconv.Itoa(j.GPUs), "NNodes": strconv.Itoa(j.Nodes),
+					"ArrayJobID": j.ArrayJobID,
 				}
 			}
-			if got[ids[0]] && got[ids[1]] && got[ids[2]] {
+			if got[ids[0]] && got[ids[1]] && got[ids[2]] && tasks == 2 {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -544,11 +551,15 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 			}
 			time.Sleep(2 * time.Second)
 		}
-		out := l.run(t, "sacct", "-X", "-P", "-n", "-j", strings.Join(ids, ","),
-			"-o", "JobIDRaw,JobName,User,Account,Partition,Submit,ElapsedRaw,State,AllocTRES,NNodes")
-		for _, line := range strings.Split(out, "\n") {
+		out := l.run(t, "sacct", "-X", "-P", "-n", "-j", strings.Join(append(ids, array), ","),
+			"-o", "JobIDRaw,JobName,User,Account,Partition,Submit,ElapsedRaw,State,AllocTRES,NNodes,JobID")
+		lines := strings.Split(out, "\n")
+		if len(lines) != len(ids)+2 {
+			t.Fatalf("sacct printed %d lines, want %d jobs and 2 array tasks:\n%s", len(lines), len(ids), out)
+		}
+		for _, line := range lines {
 			f := strings.Split(line, "|")
-			if len(f) != 10 {
+			if len(f) != 11 {
 				t.Fatalf("sacct line %q", line)
 			}
 			r := recs[f[0]]
@@ -567,6 +578,10 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 			want := map[string]string{"JobName": f[1], "User": f[2], "Account": f[3], "Partition": f[4],
 				"Submit": strconv.FormatInt(submit.Unix(), 10), "ElapsedRaw": f[6],
 				"State": strings.Fields(f[7])[0], "GPUs": gpus, "NNodes": f[9]}
+			want["ArrayJobID"], _, _ = strings.Cut(f[10], "_")
+			if !strings.Contains(f[10], "_") {
+				want["ArrayJobID"] = ""
+			}
 			for k, v := range want {
 				if r[k] != v {
 					t.Errorf("job %s %s: client %q, sacct %q", f[0], k, r[k], v)

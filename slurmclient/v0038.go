@@ -238,6 +238,9 @@ type dbJob38 struct {
 		Requested []tres38 `json:"requested"`
 	} `json:"tres"`
 	AllocationNodes int64 `json:"allocation_nodes"`
+	Array           struct {
+		JobID int64 `json:"job_id"` // 0: not an array task
+	} `json:"array"`
 }
 
 type tres38 struct {
@@ -272,6 +275,9 @@ func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 			Partition: j.Partition, QOS: j.QOS, State: j.State.Current,
 			Submit: j.Time.Submission, Start: j.Time.Start, End: j.Time.End, Elapsed: j.Time.Elapsed,
 			LimitMin: j.Time.Limit, LimitSet: j.Time.Limit > 0,
+		}
+		if j.Array.JobID > 0 {
+			a.ArrayJobID = strconv.FormatInt(j.Array.JobID, 10)
 		}
 		for _, t := range j.Tres.Allocated {
 			a.addTres(t.Type, deref(t.Name), deref(t.Count))

@@ -209,6 +209,9 @@ func (c *v0044) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		if j.State != nil {
 			a.State, _ = splitState(strs(j.State.Current), baseJobStates)
 		}
+		if j.Array != nil && deref(j.Array.JobId) > 0 {
+			a.ArrayJobID = strconv.Itoa(int(deref(j.Array.JobId)))
+		}
 		if t := j.Time; t != nil {
 			a.Submit, a.Start, a.End = deref(t.Submission), deref(t.Start), deref(t.End)
 			a.Elapsed = int64(deref(t.Elapsed))
