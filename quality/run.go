@@ -114,8 +114,9 @@ type CaseResult struct {
 	Policies []report.Summary `json:"policies"`
 	// WallSeconds is the sum of the case's replay wall times, seconds.
 	WallSeconds float64 `json:"wall_s"`
-	// Replays is how many of Policies were replayed for this seed; the
-	// others repeat the first seed's figures (Config.Seeds).
+	// Replays is how many replays ran for this seed: the Policies replayed
+	// afresh (the others repeat the first seed's figures, Config.Seeds),
+	// plus the Reference replay on the first seed.
 	Replays int `json:"replays"`
 	// Reference is the candidate replayed with the reference predictor
 	// (Config.Reference; Predictor names it), the same for every seed; nil
