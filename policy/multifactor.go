@@ -158,8 +158,17 @@ func (m *multifactorPolicy) add(now float64, t *Task) {
 		m.fs.Compute(now)
 	}
 	t.prio, t.site = m.priority(now, t), 0
-	m.pend = append(m.pend, t)
-	m.unsorted = true
+	if m.unsorted {
+		m.pend = append(m.pend, t)
+		return
+	}
+	// The queue is in order and its keys are current (every change of a
+	// key marks it unsorted): t goes to its place, as a sort would put it
+	// (the order is total), in O(log n) comparisons rather than a sort of
+	// the whole queue at the next pass.
+	t.order = orderKey(t)
+	i, _ := slices.BinarySearchFunc(m.pend, t, cmpOrder)
+	m.pend = slices.Insert(m.pend, i, t)
 }
 
 func (m *multifactorPolicy) Withdraw(now float64, t *Task) {
@@ -222,27 +231,37 @@ func (m *multifactorPolicy) sort() {
 	}
 	m.unsorted = false
 	for _, t := range m.pend {
-		if t.explicit != 0 {
-			t.order = -(float64(t.tier)*(1<<33) + float64(t.explicit))
-		} else {
-			t.order = -(float64(t.tier)*(1<<33) + t.prio + float64(t.site))
-		}
+		t.order = orderKey(t)
 	}
-	slices.SortFunc(m.pend, func(a, b *Task) int {
-		switch {
-		case a.order != b.order:
-			if a.order < b.order {
-				return -1
-			}
-			return 1
-		case a.Submit != b.Submit:
-			if a.Submit < b.Submit {
-				return -1
-			}
-			return 1
+	slices.SortFunc(m.pend, cmpOrder)
+}
+
+// orderKey is t's sort key in the multifactor queue (smaller first): its
+// partition tier, then its explicit priority or its multifactor priority
+// with the site factor, negated.
+func orderKey(t *Task) float64 {
+	if t.explicit != 0 {
+		return -(float64(t.tier)*(1<<33) + float64(t.explicit))
+	}
+	return -(float64(t.tier)*(1<<33) + t.prio + float64(t.site))
+}
+
+// cmpOrder orders the multifactor queue by the keys last set (orderKey),
+// then submit time, then arrival: a total order.
+func cmpOrder(a, b *Task) int {
+	switch {
+	case a.order != b.order:
+		if a.order < b.order {
+			return -1
 		}
-		return a.Seq - b.Seq
-	})
+		return 1
+	case a.Submit != b.Submit:
+		if a.Submit < b.Submit {
+			return -1
+		}
+		return 1
+	}
+	return a.Seq - b.Seq
 }
 
 func (m *multifactorPolicy) Pending() []*Task {

@@ -124,3 +124,52 @@ func TestSiteFactorsWriteBound(t *testing.T) {
 		t.Error("no job ever kept a factor within the tolerance: the bound was not exercised")
 	}
 }
+
+// TestMultifactorInsertKeepsOrder: a job arriving in a sorted queue is
+// put at its place, so the queue is always what a full sort would make of
+// it, through arrivals between and across PriorityCalcPeriods, partitions
+// of two tiers, equal submit times and scheduling passes.
+func TestMultifactorInsertKeepsOrder(t *testing.T) {
+	site := ExampleSite()
+	site.Priority.Partitions = []multifactor.Partition{{Name: "gpu", JobFactor: 1, Tier: 1, Default: true},
+		{Name: "urgent", JobFactor: 1, Tier: 2}}
+	env := NewEnv(cluster.Uniform(2, 8), DefaultParams())
+	env.Site = site
+	pol, err := New("multifactor", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pol.(*multifactorPolicy)
+	free := placement.NewFree(env.Cluster)
+	inserted := 0
+	for i := range 400 {
+		submit := float64(i/3) * 70 // three jobs at each instant
+		j := &job.Job{ID: fmt.Sprint(i), User: fmt.Sprintf("u%d", i%5), Account: fmt.Sprintf("a%d", i%3), Submit: submit,
+			GPUs: 1 << (i % 4), RunTime: 3000, TimeLimit: 3600}
+		if i%7 == 0 {
+			j.Partition = "urgent"
+		}
+		task, err := env.NewTask(j, i, prediction.Estimate{Seconds: j.RunTime, Known: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.unsorted {
+			inserted++
+		}
+		pol.Arrive(submit, task)
+		if m.unsorted {
+			pol.Schedule(submit, free) // may start jobs (the queue stays in order)
+			pol.Pending()              // sorts
+			continue
+		}
+		got := append([]*Task{}, m.pend...)
+		m.unsorted = true
+		m.sort()
+		if !equal(ids(got), ids(m.pend)) {
+			t.Fatalf("after job %d arrived: queue %v, a full sort gives %v", i, ids(got), ids(m.pend))
+		}
+	}
+	if inserted < 100 {
+		t.Errorf("only %d of 400 arrivals found the queue sorted: the insertion path went untested", inserted)
+	}
+}
