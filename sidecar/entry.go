@@ -40,6 +40,10 @@ func (p phase) String() string { return phaseNames[p] }
 type entry struct {
 	id   string
 	job  job.Job
+	// fam is predictor.Family(famOf), kept for the name it was computed
+	// from (family): the plan and the re-prediction ask for it every cycle.
+	fam, famOf string
+	famSet     bool
 	task *policy.Task // nil when the policy does not hold the job
 	ph   phase
 	why  reason.Reason // why an idle job is left alone
@@ -135,4 +139,12 @@ type entry struct {
 	// notPending those that showed a queued job not pending (see
 	// absentCycles and startedCycles).
 	absent, notPending int
+}
+
+// family returns predictor.Family(e.job.Name), computed once per name.
+func (e *entry) family() string {
+	if !e.famSet || e.famOf != e.job.Name {
+		e.fam, e.famOf, e.famSet = predictor.Family(e.job.Name), e.job.Name, true
+	}
+	return e.fam
 }

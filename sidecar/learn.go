@@ -20,7 +20,7 @@ func (tr *tracker) learn(recs []job.Job) {
 			continue
 		}
 		tr.pred.Observe(j, predictor.End(j))
-		tr.regroups[predictor.GroupKey(j)] = true
+		tr.regroups[[2]string{j.User, predictor.Family(j.Name)}] = true
 		if f, ok := tr.finished[j.ID]; ok {
 			delete(tr.finished, j.ID)
 			tr.note(event{kind: evPredictionError, job: j.ID, est: f.est, run: j.RunTime})
@@ -51,7 +51,7 @@ func (tr *tracker) repredict(t float64) {
 	}
 	if upd, ok := tr.pol.(policy.Updater); ok {
 		for _, e := range tr.entries {
-			if e.ph != phQueued || e.task == nil || !tr.regroups[predictor.GroupKey(&e.job)] {
+			if e.ph != phQueued || e.task == nil || !tr.regroups[[2]string{e.job.User, e.family()}] {
 				continue
 			}
 			if est := tr.pred.Repredict(&e.job, t); est != e.est {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/asrpt/asrpt/jobword"
-	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -121,7 +120,7 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 			}
 			r.PriorityNew, r.SiteFactorNow, r.SiteFactorNew = r.PriorityNow, &now, &next
 		}
-		r.Family = predictor.Family(e.job.Name)
+		r.Family = e.family()
 		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem
 		if tr.cfg.preempting() {
 			switch {
@@ -205,7 +204,7 @@ func (tr *tracker) runningRow(sj *slurmclient.Job) PlanRow {
 		}
 		return r
 	}
-	r.Predicted, r.Known, r.Family, r.Preemptions = e.est.Seconds, e.est.Known, predictor.Family(e.job.Name), e.preemptions
+	r.Predicted, r.Known, r.Family, r.Preemptions = e.est.Seconds, e.est.Known, e.family(), e.preemptions
 	r.Estimator = string(e.est.Estimator)
 	if e.stopFrom != "" {
 		r.Stop, r.StopFrom = e.stop.String(), e.stopFrom

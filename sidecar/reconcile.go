@@ -7,7 +7,6 @@ import (
 
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/policy"
-	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -208,7 +207,7 @@ func (tr *tracker) arrive(t float64, e *entry) bool {
 	e.job.GPUs = tr.view.gpus(e.sj)
 	e.tasks = e.sj.Array.Tasks
 	e.est = tr.pred.Predict(&e.job)
-	e.prof = tr.profiles.Resolve(e.sj.Comment, predictor.Family(e.job.Name), e.job.Account, max(e.job.GPUs, 1))
+	e.prof = tr.profiles.Resolve(e.sj.Comment, e.family(), e.job.Account, max(e.job.GPUs, 1))
 	e.job.Profile = e.prof.Model
 	tr.note(event{kind: evProfile, job: e.id, source: string(e.prof.Source), problem: e.prof.Problem,
 		problemKind: e.prof.ProblemKind, profile: e.prof.Model})

@@ -47,10 +47,10 @@ type tracker struct {
 	// dirty is set when the tracked state changed since it was last
 	// saved.
 	dirty bool
-	// regroups holds the recurrence groups (predictor.GroupKey) of the
+	// regroups holds the recurrence groups (user, predictor.Family) of the
 	// jobs accounting reported finished this cycle: their waiting jobs are
 	// predicted again (design §5.3).
-	regroups map[string]bool
+	regroups map[[2]string]bool
 
 	// mode is the write mode in effect: cfg.WriteMode, or WritePriority
 	// after a fallback (cfg.PriorityFallback).
@@ -83,7 +83,7 @@ func newTracker(cfg Config, cl *cluster.Cluster, pred predictor.Predictor, mode 
 	tr := &tracker{
 		cfg: cfg, nodes: newNodeView(cl, tiers), env: env, pol: pol, pred: pred, profiles: cfg.Profiles.Resolver(),
 		supportsDelivery: supportsDelivery, givenBack: givenBack,
-		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[string]bool{},
+		entries: map[string]*entry{}, byTask: map[*policy.Task]*entry{}, regroups: map[[2]string]bool{},
 		finished: map[string]finishedJob{}, ended: map[string]bool{}, unreadable: map[string]bool{},
 		clock: math.Inf(-1), mode: mode,
 	}
