@@ -38,17 +38,17 @@ func (p phase) String() string { return phaseNames[p] }
 
 // entry is one job the sidecar tracks.
 type entry struct {
-	id   string
-	job  job.Job
+	id  string
+	job job.Job
 	// fam is predictor.Family(famOf), kept for the name it was computed
 	// from (family): the plan and the re-prediction ask for it every cycle.
 	fam, famOf string
 	famSet     bool
-	task *policy.Task // nil when the policy does not hold the job
-	ph   phase
-	why  reason.Reason // why an idle job is left alone
-	seq  int
-	est  predictor.Estimate
+	task       *policy.Task // nil when the policy does not hold the job
+	ph         phase
+	why        reason.Reason // why an idle job is left alone
+	seq        int
+	est        predictor.Estimate
 	// prof is the job's profile, resolved when it arrives.
 	prof jobprofile.Resolved
 
