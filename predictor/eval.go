@@ -98,6 +98,21 @@ type PredictorResult struct {
 	// SEPTMedian is the same ratio with the jobs ranked by the median
 	// output.
 	SEPTMedian float64 `json:"sept_ratio_median"`
+	// Estimators splits the test jobs by what gave their prediction
+	// (prediction.Estimator; "all" for the statistics over every job),
+	// most jobs first, with the errors of the median output on each part.
+	Estimators []EstimatorScore `json:"estimators"`
+}
+
+// EstimatorScore is the part of a predictor's test jobs that one
+// estimator predicted: their count and share, and the MAE (seconds) and
+// median |relative error| of the median output on them.
+type EstimatorScore struct {
+	Estimator    string  `json:"estimator"`
+	Jobs         int     `json:"jobs"`
+	Share        float64 `json:"share"`
+	MAE          float64 `json:"mae_s"`
+	MedianRelErr float64 `json:"median_rel_err"`
 }
 
 // CalBucket is a calibration bucket: the test jobs whose expected output
@@ -142,6 +157,13 @@ var bucketEdges = []float64{-1, -0.9, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1, 3, m
 //     training;
 //   - user-median: the median of the user's last Window runs, and their
 //     mean run time as the expected output.
+//
+// The first forest is scored twice: as trained, for every test job, and
+// as "forest-online", the rule the online predictor follows (online.go's
+// Forest): the forest for a job whose (user, family) group has history,
+// the fallback (the user's, then the partition's statistics, then the
+// time limit) for the others. Each result splits its test jobs by the
+// estimator that predicted them (Estimators).
 //
 // limit and last have one number, scored as both outputs. A baseline with
 // no history for the job falls back to the partition's median and mean,
@@ -207,22 +229,35 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 	for k := range test {
 		knownGroup[k] = teRows[k].Group.Count > 0
 	}
-	for _, fc := range cfg.Forests {
+	for f, fc := range cfg.Forests {
 		m, err := TrainRows(trRows, trY, trFailed, fc.Config)
 		if err != nil {
 			return nil, fmt.Errorf("evaluate %s: %w", fc.Name, err)
 		}
 		exp, med := m.PredictRowsBoth(teRows)
+		by := make([]prediction.Estimator, len(test))
 		for k, i := range test {
 			e := capLimit(Estimate{Seconds: exp[k], Median: med[k]}, &jobs[i])
-			exp[k], med[k] = e.Seconds, e.Median
+			exp[k], med[k], by[k] = e.Seconds, e.Median, prediction.ByForest
 		}
-		rep.Predictors = append(rep.Predictors, score(fc.Name, med, exp, truth, knownGroup))
+		rep.Predictors = append(rep.Predictors, score(fc.Name, med, exp, truth, knownGroup, by))
+		if f > 0 {
+			continue
+		}
+		onExp, onMed, onBy := slices.Clone(exp), slices.Clone(med), slices.Clone(by)
+		for k, i := range test {
+			if !knownGroup[k] {
+				e := capLimit(fallback(&jobs[i], &teRows[k]), &jobs[i])
+				onExp[k], onMed[k], onBy[k] = e.Seconds, e.Fit(), e.Estimator
+			}
+		}
+		rep.Predictors = append(rep.Predictors, score(fc.Name+"-online", onMed, onExp, truth, knownGroup, onBy))
 	}
 	base := func(name string, f func(j *job.Job, r *Row) Estimate) {
 		med := make([]float64, len(test))
 		exp := make([]float64, len(test))
 		known := make([]bool, len(test))
+		by := make([]prediction.Estimator, len(test))
 		for k, i := range test {
 			e := f(&jobs[i], &teRows[k])
 			if e.Seconds <= 0 {
@@ -231,17 +266,17 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 			if name != "limit" {
 				e = capLimit(e, &jobs[i])
 			}
-			med[k], exp[k], known[k] = e.Fit(), e.Seconds, e.Known
+			med[k], exp[k], known[k], by[k] = e.Fit(), e.Seconds, e.Known, e.Estimator
 		}
-		rep.Predictors = append(rep.Predictors, score(name, med, exp, truth, known))
+		rep.Predictors = append(rep.Predictors, score(name, med, exp, truth, known, by))
 	}
 	base("limit", func(j *job.Job, _ *Row) Estimate { return Limit{}.Predict(j) })
 	base("last", func(_ *job.Job, r *Row) Estimate {
 		switch {
 		case r.Group.Count > 0:
-			return Estimate{Seconds: math.Exp(r.Group.Last), Known: true}
+			return Estimate{Seconds: math.Exp(r.Group.Last), Known: true, Estimator: prediction.ByGroup}
 		case r.User.Count > 0:
-			return Estimate{Seconds: math.Exp(r.User.Last)}
+			return Estimate{Seconds: math.Exp(r.User.Last), Estimator: prediction.ByUser}
 		}
 		return Estimate{}
 	})
@@ -279,8 +314,8 @@ func baseFallback(j *job.Job, r *Row) Estimate {
 func withKnown(e Estimate, k bool) Estimate { e.Known = k; return e }
 
 // score computes a predictor's errors: pred is its median output, exp
-// its expected output (seconds, by test job).
-func score(name string, pred, exp, truth []float64, known []bool) PredictorResult {
+// its expected output (seconds, by test job), by what gave each.
+func score(name string, pred, exp, truth []float64, known []bool, by []prediction.Estimator) PredictorResult {
 	n := len(pred)
 	res := PredictorResult{Name: name}
 	var se, seExp, sumExp, sumTrue float64
@@ -342,7 +377,40 @@ func score(name string, pred, exp, truth []float64, known []bool) PredictorResul
 		}
 		res.Histogram[b].Count++
 	}
+	res.Estimators = byEstimator(pred, truth, by)
 	return res
+}
+
+// byEstimator splits the test jobs by estimator (empty: "all") and scores
+// the median output pred on each part; most jobs first, then by name.
+func byEstimator(pred, truth []float64, by []prediction.Estimator) []EstimatorScore {
+	parts := map[string][]int{}
+	for i, e := range by {
+		name := string(e)
+		if name == "" {
+			name = "all"
+		}
+		parts[name] = append(parts[name], i)
+	}
+	out := make([]EstimatorScore, 0, len(parts))
+	for name, idx := range parts {
+		s := EstimatorScore{Estimator: name, Jobs: len(idx), Share: float64(len(idx)) / float64(len(pred))}
+		rel := make([]float64, 0, len(idx))
+		for _, i := range idx {
+			s.MAE += math.Abs(pred[i]-truth[i]) / float64(len(idx))
+			rel = append(rel, math.Abs(pred[i]-truth[i])/truth[i])
+		}
+		slices.Sort(rel)
+		s.MedianRelErr = quantileSorted(rel, 0.5)
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b EstimatorScore) int {
+		if a.Jobs != b.Jobs {
+			return b.Jobs - a.Jobs
+		}
+		return strings.Compare(a.Estimator, b.Estimator)
+	})
+	return out
 }
 
 // sequence returns the total completion time, seconds, of jobs with run
@@ -391,7 +459,8 @@ func calibrate(exp, truth []float64) []CalBucket {
 // WriteText writes the report as aligned tables: the errors of the median
 // output per predictor, then the relative-error histogram (share of test
 // jobs per bucket), then the errors of the expected output, then the
-// calibration of every forest's expected output.
+// test jobs by estimator, then the calibration of every forest's expected
+// output.
 func (r *EvalReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "jobs %d, finished %d, train %d, test %d (cut at %.0f)\n", r.Jobs, r.Finished, r.Train, r.Test, r.CutTime)
@@ -420,6 +489,13 @@ func (r *EvalReport) WriteText(w io.Writer) error {
 	for _, p := range r.Predictors {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.3f\t%.0f\t%.0f\t%.0f\t%.3f\t%.3f\t\n", p.Name, p.MeanErr, p.RMSE, p.SEPTMedian,
 			p.ExpectedMAE, p.ExpectedBias, p.ExpectedRMSE, p.ExpectedRatio, p.SEPTExpected)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "predictor\testimator\tjobs\tshare\tMAE s\tmedian |rel err|\t")
+	for _, p := range r.Predictors {
+		for _, e := range p.Estimators {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.0f\t%.3f\t\n", p.Name, e.Estimator, e.Jobs, e.Share, e.MAE, e.MedianRelErr)
+		}
 	}
 	for _, p := range r.Predictors {
 		if !strings.HasPrefix(p.Name, "forest") {

@@ -184,6 +184,35 @@ func TestEvaluate(t *testing.T) {
 			t.Errorf("%s: SEPT ratios %g, %g below the true order's", p.Name, p.SEPTExpected, p.SEPTMedian)
 		}
 		t.Logf("%s: SEPT ratio %.3f by expected output, %.3f by median", p.Name, p.SEPTExpected, p.SEPTMedian)
+		// The estimators split the test jobs, and their MAEs average to
+		// the predictor's.
+		n, share, mae := 0, 0.0, 0.0
+		for _, e := range p.Estimators {
+			n += e.Jobs
+			share += e.Share
+			mae += e.MAE * float64(e.Jobs) / float64(rep.Test)
+			if e.Estimator == "" || e.Jobs == 0 {
+				t.Errorf("%s: estimator part %+v", p.Name, e)
+			}
+		}
+		if n != rep.Test || math.Abs(share-1) > 1e-9 || math.Abs(mae-p.MAE) > 1e-6*p.MAE {
+			t.Errorf("%s: estimators hold %d jobs (share %g, MAE %g), want %d (1, %g)", p.Name, n, share, mae, rep.Test, p.MAE)
+		}
+	}
+	// forest-online is the forest where the group has history and the
+	// fallback elsewhere; family-median is the group's median there.
+	online, fm := by["forest-online"], by["family-median"]
+	parts := func(p PredictorResult) map[string]int {
+		m := map[string]int{}
+		for _, e := range p.Estimators {
+			m[e.Estimator] = e.Jobs
+		}
+		return m
+	}
+	known := int(math.Round(fm.Known * float64(rep.Test)))
+	if po, pf := parts(online), parts(fm); po["forest"] != known || pf["group"] != known || parts(by["forest"])["forest"] != rep.Test ||
+		po["forest"]+po["user"]+po["partition"]+po["limit"]+po["default"] != rep.Test {
+		t.Errorf("forest-online %v, family-median %v, forest %v; %d of %d test jobs have group history", po, pf, parts(by["forest"]), known, rep.Test)
 	}
 	// The runs here are skewed left (20% fail early): the median output
 	// overestimates on average, the expected output much less.
@@ -195,7 +224,7 @@ func TestEvaluate(t *testing.T) {
 	if l := by["limit"]; l.ExpectedMAE != l.MAE || l.ExpectedBias != l.MeanErr {
 		t.Errorf("limit has one number, scored differently as median (%g, %g) and expected (%g, %g)", l.MAE, l.MeanErr, l.ExpectedMAE, l.ExpectedBias)
 	}
-	for _, n := range []string{"forest", "limit", "last", "family-median", "user-median"} {
+	for _, n := range []string{"forest", "forest-online", "limit", "last", "family-median", "user-median"} {
 		if _, ok := by[n]; !ok {
 			t.Fatalf("no result for %s", n)
 		}
@@ -207,7 +236,8 @@ func TestEvaluate(t *testing.T) {
 			by["family-median"].MAE, by["limit"].MAE)
 	}
 	var sb strings.Builder
-	if err := rep.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "family-median") || !strings.Contains(sb.String(), "forest: expected output by decile") {
+	if err := rep.WriteText(&sb); err != nil || !strings.Contains(sb.String(), "family-median") || !strings.Contains(sb.String(), "forest: expected output by decile") ||
+		!strings.Contains(sb.String(), "median |rel err|") {
 		t.Errorf("text report: %v\n%s", err, sb.String())
 	}
 	if _, err := Evaluate(jobs[:1], EvalConfig{}); err == nil {
