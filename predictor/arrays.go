@@ -9,8 +9,9 @@ import (
 )
 
 // MaxArrays bounds how many job arrays an Arrays predictor remembers the
-// finished tasks of; past it the array seen first is forgotten.
-const MaxArrays = 1 << 16
+// finished tasks of; past it the array seen first is forgotten. With
+// Window tasks kept an array (two float64 each), at most 16 MiB.
+const MaxArrays = 1 << 14
 
 // Arrays sizes the task of a job array from the tasks of the same array
 // that have finished without failing: their mean run time as the expected
@@ -114,8 +115,10 @@ func (a *Arrays) Observe(j *job.Job, end float64) {
 		r = &arrayRuns{}
 		a.arrays[j.ArrayJobID] = r
 	}
-	if len(r.end) == Window {
-		r.end, r.secs = r.end[1:], r.secs[1:]
+	if len(r.end) == Window { // drop the oldest in place: no array grows past Window
+		copy(r.end, r.end[1:])
+		copy(r.secs, r.secs[1:])
+		r.end, r.secs = r.end[:Window-1], r.secs[:Window-1]
 	}
 	r.end = append(r.end, end)
 	r.secs = append(r.secs, positive(j.RunTime))

@@ -92,7 +92,7 @@ func TestArraysBounded(t *testing.T) {
 		j := job.Job{ID: "t" + strconv.Itoa(i), ArrayJobID: "big", User: "u", RunTime: float64(1 + i), State: "COMPLETED", GPUs: 1}
 		a.Observe(&j, float64(i))
 	}
-	if r := a.arrays["big"]; len(r.end) != Window || r.secs[0] != float64(1+2*Window) {
+	if r := a.arrays["big"]; len(r.end) != Window || cap(r.end) > 2*Window || r.secs[0] != float64(1+2*Window) || r.secs[Window-1] != float64(3*Window) {
 		t.Fatalf("array keeps %d tasks, oldest %v s", len(r.end), r.secs[0])
 	}
 }
