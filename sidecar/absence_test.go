@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -77,8 +78,8 @@ func (h *harness) filtered() (*filteredSlurm, *syncBuffer) {
 // and phase.
 func tracked(s *Sidecar) map[string]string {
 	out := map[string]string{}
-	for id, e := range s.tr.entries {
-		out[id] = fmt.Sprintf("seq %d %v", e.seq, e.ph)
+	for id, e := range s.state.Entries {
+		out[id] = fmt.Sprintf("seq %d %v", e.Seq, e.Phase)
 	}
 	return out
 }
@@ -102,7 +103,7 @@ func savedIDs(t *testing.T, path string) []string {
 // every job, the incident is logged once and each list counted; the jobs
 // keep their sequence numbers and virtual progress, and a giveback
 // afterwards returns every job. A queue that really emptied is accepted
-// absentCycles lists later and saved as "jobs": [], not null.
+// decision.AbsentCycles lists later and saved as "jobs": [], not null.
 func TestSuspectJobList(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -126,13 +127,13 @@ func TestSuspectJobList(t *testing.T) {
 				t.Fatalf("tracked %v", want)
 			}
 			remaining := map[string]float64{}
-			for id, e := range h.s.tr.entries {
-				remaining[id] = e.task.VirtualRemaining()
+			for id, e := range h.s.state.Entries {
+				remaining[id] = e.Task.VirtualRemaining()
 			}
 			h.fake.Submit(pend("99", "short", 1, t0)) // listed only by the bad lists
 			f.set(c.keep)
 			h.fake.ResetWrites()
-			for i := range absentCycles - 1 {
+			for i := range decision.AbsentCycles - 1 {
 				rep := h.cycle(at(2 + i))
 				if !rep.Suspect || rep.Arrived != 0 {
 					t.Errorf("bad list %d: suspect %v, arrived %d", i, rep.Suspect, rep.Arrived)
@@ -147,23 +148,23 @@ func TestSuspectJobList(t *testing.T) {
 			if ids := savedIDs(t, h.cfg.StateFile); len(ids) != 6 {
 				t.Errorf("state file lists %v, want the six jobs", ids)
 			}
-			if got := testutil.ToFloat64(h.s.m.suspectLists); got != absentCycles-1 {
-				t.Errorf("asrpt_suspect_job_lists_total = %v, want %d", got, absentCycles-1)
+			if got := testutil.ToFloat64(h.s.m.suspectLists); got != decision.AbsentCycles-1 {
+				t.Errorf("asrpt_suspect_job_lists_total = %v, want %d", got, decision.AbsentCycles-1)
 			}
 			if n := strings.Count(logs.String(), "job list much shorter"); n != 1 {
 				t.Errorf("suspect list logged %d times, want once:\n%s", n, logs)
 			}
 			f.set(nil)
 			h.fake.Cancel("99")
-			rep := h.cycle(at(absentCycles + 1))
+			rep := h.cycle(at(decision.AbsentCycles + 1))
 			if rep.Suspect || rep.Arrived != 0 {
 				t.Errorf("normal list again: suspect %v, arrived %d", rep.Suspect, rep.Arrived)
 			}
 			if got := tracked(h.s); !mapsEqual(got, want) {
 				t.Errorf("tracked after the list came back: %v, want %v", got, want)
 			}
-			for id, e := range h.s.tr.entries {
-				if r := e.task.VirtualRemaining(); r > remaining[id] {
+			for id, e := range h.s.state.Entries {
+				if r := e.Task.VirtualRemaining(); r > remaining[id] {
 					t.Errorf("job %s: virtual work left %v, was %v before the bad lists (progress lost)", id, r, remaining[id])
 				}
 			}
@@ -177,13 +178,13 @@ func TestSuspectJobList(t *testing.T) {
 			// that vanish with no accounting record are kept for giveback:
 			// TestJobMissingFromOneList.)
 			for _, id := range []string{"1", "2", "3", "4", "5", "6"} {
-				h.fake.Finish(id, 0, at(absentCycles+1).Sub(t0)) // ended at the last cycle
+				h.fake.Finish(id, 0, at(decision.AbsentCycles+1).Sub(t0)) // ended at the last cycle
 			}
-			for i := range absentCycles {
-				h.cycle(at(absentCycles + 2 + i).Add(accountingLag + time.Second))
+			for i := range decision.AbsentCycles {
+				h.cycle(at(decision.AbsentCycles + 2 + i).Add(accountingLag + time.Second))
 			}
-			if len(h.s.tr.entries) != 0 {
-				t.Errorf("still tracked after %d empty lists: %v", absentCycles, tracked(h.s))
+			if len(h.s.state.Entries) != 0 {
+				t.Errorf("still tracked after %d empty lists: %v", decision.AbsentCycles, tracked(h.s))
 			}
 			data, err := os.ReadFile(h.cfg.StateFile)
 			if err != nil {
@@ -240,7 +241,7 @@ func mapsEqual(a, b map[string]string) bool {
 
 // TestJobMissingFromOneList: a job missing from a list (the rest of the
 // list normal) is kept with its sequence number and gets no write until
-// it has been missing from absentCycles lists in a row; accounting
+// it has been missing from decision.AbsentCycles lists in a row; accounting
 // reporting its end lets it go at once.
 func TestJobMissingFromOneList(t *testing.T) {
 	h := newHarness(t, 1, 4, true, factorMode(6400))
@@ -250,14 +251,14 @@ func TestJobMissingFromOneList(t *testing.T) {
 	}
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * h.cfg.Interval) }
 	h.cycle(at(0))
-	seq := h.s.tr.entries["3"].seq
+	seq := h.s.state.Entries["3"].Seq
 	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
 	h.fake.ResetWrites()
-	for i := range absentCycles - 1 {
+	for i := range decision.AbsentCycles - 1 {
 		if rep := h.cycle(at(1 + i)); rep.Suspect {
 			t.Fatal("one job of five missing taken for a suspect list")
 		}
-		if e := h.s.tr.entries["3"]; e == nil || e.seq != seq || e.ph != phQueued {
+		if e := h.s.state.Entries["3"]; e == nil || e.Seq != seq || e.Phase != decision.PhQueued {
 			t.Fatalf("after %d lists without job 3: %+v", i+1, e)
 		}
 	}
@@ -265,40 +266,40 @@ func TestJobMissingFromOneList(t *testing.T) {
 		t.Errorf("%d writes to job 3 while it was missing: %v", n, h.fake.Writes())
 	}
 	f.set(nil)
-	if rep := h.cycle(at(absentCycles)); rep.Arrived != 0 || h.s.tr.entries["3"].seq != seq {
-		t.Errorf("job 3 back: arrived %d, seq %d (was %d)", rep.Arrived, h.s.tr.entries["3"].seq, seq)
+	if rep := h.cycle(at(decision.AbsentCycles)); rep.Arrived != 0 || h.s.state.Entries["3"].Seq != seq {
+		t.Errorf("job 3 back: arrived %d, seq %d (was %d)", rep.Arrived, h.s.state.Entries["3"].Seq, seq)
 	}
 
-	// Missing for absentCycles lists while it holds asrpt's site factor:
+	// Missing for decision.AbsentCycles lists while it holds asrpt's site factor:
 	// out of the policy, parked, but kept for giveback (keepLost); back in
 	// the list, it rejoins with its sequence number.
 	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
-	for i := range absentCycles {
-		h.cycle(at(absentCycles + 1 + i))
+	for i := range decision.AbsentCycles {
+		h.cycle(at(decision.AbsentCycles + 1 + i))
 	}
-	if e := h.s.tr.entries["3"]; e == nil || e.ph != phIdle || !e.parked || e.seq != seq {
-		t.Fatalf("job 3 after %d lists without it, holding a site factor: %+v", absentCycles, e)
+	if e := h.s.state.Entries["3"]; e == nil || e.Phase != decision.PhIdle || !e.Parked || e.Seq != seq {
+		t.Fatalf("job 3 after %d lists without it, holding a site factor: %+v", decision.AbsentCycles, e)
 	}
 	st, err := readState(h.cfg.StateFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := slices.IndexFunc(st.Jobs, func(j savedJob) bool { return j.Job.ID == "3" }); i < 0 || st.Jobs[i].SiteFactor == 0 && !st.Jobs[i].MayFactor {
+	if i := slices.IndexFunc(st.Jobs, func(j decision.SavedJob) bool { return j.Job.ID == "3" }); i < 0 || st.Jobs[i].SiteFactor == 0 && !st.Jobs[i].MayFactor {
 		t.Errorf("the state file lost job 3's site factor: %+v", st.Jobs)
 	}
 	f.set(nil)
-	if h.cycle(at(2*absentCycles + 1)); h.s.tr.entries["3"].ph != phQueued || h.s.tr.entries["3"].seq != seq {
-		t.Errorf("job 3 back after being lost: %+v", h.s.tr.entries["3"])
+	if h.cycle(at(2*decision.AbsentCycles + 1)); h.s.state.Entries["3"].Phase != decision.PhQueued || h.s.state.Entries["3"].Seq != seq {
+		t.Errorf("job 3 back after being lost: %+v", h.s.state.Entries["3"])
 	}
 	f.set(func(j slurmclient.Job) bool { return j.ID != "3" })
 	h.fake.Cancel("3")
 
 	// Accounting shows job 4 ended: let go on the first list without it.
 	f.set(nil)
-	end := at(2*absentCycles + 1)
+	end := at(2*decision.AbsentCycles + 1)
 	h.fake.Finish("4", 0, end.Sub(t0))
 	h.cycle(end.Add(accountingLag + time.Second))
-	if e := h.s.tr.entries["4"]; e != nil {
+	if e := h.s.state.Entries["4"]; e != nil {
 		t.Errorf("job 4 kept after accounting showed its end: %+v", e)
 	}
 }
@@ -315,17 +316,17 @@ func TestUnreadableRecord(t *testing.T) {
 		h.fake.Submit(pend(fmt.Sprint(i+1), n, 1, t0))
 	}
 	h.cycle(t0)
-	seq := h.s.tr.entries["2"].seq
+	seq := h.s.state.Entries["2"].Seq
 	f.unreadable = []string{"2"}
 	h.fake.ResetWrites()
 	h.fake.Submit(pend("6", "short", 1, t0)) // an arrival the cycles must still see
-	n := 2 * absentCycles
+	n := 2 * decision.AbsentCycles
 	for i := range n {
 		if rep := h.cycle(t0.Add(time.Duration(i+1) * h.cfg.Interval)); rep.Suspect {
 			t.Fatal("suspect list")
 		}
 	}
-	if e := h.s.tr.entries["2"]; e == nil || e.seq != seq {
+	if e := h.s.state.Entries["2"]; e == nil || e.Seq != seq {
 		t.Fatalf("job 2 with an unreadable record: %+v", e)
 	}
 	if writesTo(h.fake.Writes(), "2") != 0 || writesTo(h.fake.Writes(), "6") == 0 {
@@ -352,7 +353,7 @@ func TestFlappingJobKeepsItsPlace(t *testing.T) {
 		h.fake.Submit(pend(fmt.Sprint(i+1), n, 1, t0))
 	}
 	h.cycle(t0)
-	seq := h.s.tr.entries["1"].seq
+	seq := h.s.state.Entries["1"].Seq
 	h.fake.ResetWrites()
 	for c := 1; c <= 6; c++ {
 		st := jobstate.Pending
@@ -365,8 +366,8 @@ func TestFlappingJobKeepsItsPlace(t *testing.T) {
 	if w := h.fake.Writes(); len(w) != 0 {
 		t.Errorf("a flapping job caused %d writes: %v", len(w), w)
 	}
-	if e := h.s.tr.entries["1"]; e.seq != seq || e.ph != phQueued {
-		t.Errorf("flapping job: seq %d (was %d), phase %v", e.seq, seq, e.ph)
+	if e := h.s.state.Entries["1"]; e.Seq != seq || e.Phase != decision.PhQueued {
+		t.Errorf("flapping job: seq %d (was %d), phase %v", e.Seq, seq, e.Phase)
 	}
 }
 
@@ -440,12 +441,12 @@ func TestWritesNeedASavedState(t *testing.T) {
 func TestGivebackUndoesRecordedIntents(t *testing.T) {
 	cases := []struct {
 		name                        string
-		sj                          savedJob
+		sj                          decision.SavedJob
 		wantOK, wantFactor, release bool
 	}{
-		{"site factor of unknown outcome", savedJob{MayFactor: true}, true, true, false},
-		{"priority of unknown outcome", savedJob{MayPriority: true, Priority: 7}, true, false, true},
-		{"nothing written", savedJob{}, false, false, true},
+		{"site factor of unknown outcome", decision.SavedJob{MayFactor: true}, true, true, false},
+		{"priority of unknown outcome", decision.SavedJob{MayPriority: true, Priority: 7}, true, false, true},
+		{"nothing written", decision.SavedJob{}, false, false, true},
 	}
 	for _, c := range cases {
 		m, ok := toHandBack(c.sj.Priority, c.sj.SiteFactor, c.sj.Nodes, c.sj.WroteNodes, c.sj.OwnNodes, c.sj.MayFactor, c.sj.MayPriority)

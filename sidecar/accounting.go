@@ -31,9 +31,9 @@ func (s *Sidecar) pollAccounting(ctx context.Context, now time.Time) {
 			s.incident("accounting", err)
 			return
 		}
-		s.tr.learn(recs)
-		s.record(s.tr.takeEvents())
+		s.state.Learn(recs)
+		s.record(s.state.TakeEvents())
 		s.acctFrom = end
 	}
-	s.tr.forgetUnreported(unixSeconds(now))
+	s.state.ForgetUnreported(unixSeconds(now))
 }

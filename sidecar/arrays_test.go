@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/prediction"
 	"github.com/asrpt/asrpt/predictor"
@@ -34,7 +35,7 @@ func TestArrayTaskSizedBySiblings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]PlanRow{}
+	got := map[string]decision.PlanRow{}
 	for _, r := range rep.Plan {
 		got[r.JobID] = r
 	}

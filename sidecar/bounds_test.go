@@ -124,7 +124,7 @@ func TestUnknownPriorityNotHandsOff(t *testing.T) {
 	h.cycle(t0)
 	h.fake.Edit("1", func(j *slurmclient.Job) { j.Priority = 0 })
 	rep := h.cycle(t0.Add(time.Minute))
-	if e := h.s.tr.entries["1"]; e.handsOff || rep.Jobs["hands_off"] != 0 {
+	if e := h.s.state.Entries["1"]; e.HandsOff || rep.Jobs["hands_off"] != 0 {
 		t.Errorf("job marked hands-off after a priority of 0: %+v", rep.Jobs)
 	}
 	h.fake.Edit("1", func(j *slurmclient.Job) { j.Priority = 77 })

@@ -9,9 +9,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
 
 	"github.com/BurntSushi/toml"
 
@@ -90,19 +93,33 @@ type Config struct {
 	Preemption PreemptionConfig
 }
 
-// WriteMode is how the sidecar writes the order: WriteFactor or
-// WritePriority.
-type WriteMode string
+// WriteMode is how the sidecar writes the order (decision.WriteMode).
+type WriteMode = decision.WriteMode
 
+// The write modes: see decision.WriteFactor and decision.WritePriority.
 const (
-	// WriteFactor writes each managed job's site factor, rank-linear in
-	// the order (multifactor.SiteFactors): multifactor's fair share, QOS,
-	// partition and age keep counting.
-	WriteFactor WriteMode = "factor"
-	// WritePriority writes absolute priorities in asrpt's bands
-	// (HighBand, LowBand): the order alone decides among managed jobs.
-	WritePriority WriteMode = "priority"
+	WriteFactor   = decision.WriteFactor
+	WritePriority = decision.WritePriority
 )
+
+// Scope lists the partitions, QOS and accounts whose jobs asrpt manages
+// (decision.Scope).
+type Scope = decision.Scope
+
+// PreemptionConfig is the [[preemption.rule]] list (decision.PreemptionConfig).
+type PreemptionConfig = decision.PreemptionConfig
+
+// PreemptRule is one [[preemption.rule]] (decision.PreemptRule).
+type PreemptRule = decision.PreemptRule
+
+// Settings returns what the decide step reads of the configuration.
+func (c *Config) Settings() decision.Settings {
+	return decision.Settings{
+		Policy: c.Policy, Params: c.Params, Scope: c.Scope, Interval: c.Interval, DispatchGrace: c.DispatchGrace,
+		SiteFactorMax: c.SiteFactorMax, RequiredNodes: c.RequiredNodes, GPUsPerNode: c.GPUsPerNode,
+		Profiles: c.Profiles.Resolver(), Preemption: c.Preemption,
+	}
+}
 
 // ProfilesConfig is the [profiles] table and its [[profiles.rule]] list:
 // a job named no profile in its comment gets the first rule's it matches,
@@ -144,34 +161,7 @@ type SlurmConfig struct {
 	ConfDir string
 }
 
-// Scope lists the partitions, QOS and accounts whose jobs asrpt manages;
-// an empty list means any. A job must match every non-empty list.
-type Scope struct {
-	Partitions, QOS, Accounts []string
-}
-
-// Contains reports whether a job with these attributes is in scope. A
-// job's partition may be a comma-separated list of candidates; all of them
-// must be in scope.
-func (s Scope) Contains(partition, qos, account string) bool {
-	if len(s.Partitions) > 0 {
-		for _, p := range strings.Split(partition, ",") {
-			if !contains(s.Partitions, p) {
-				return false
-			}
-		}
-	}
-	return (len(s.QOS) == 0 || contains(s.QOS, qos)) && (len(s.Accounts) == 0 || contains(s.Accounts, account))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 // DefaultConfig returns the defaults documented in contrib/asrpt.toml.
 func DefaultConfig() Config {
@@ -321,7 +311,7 @@ func parseConfig(data []byte, name string, mode WriteMode) (Config, error) {
 				continue
 			}
 			if key == "preemption.rule" {
-				ps = append(ps, c.Preemption.parseRules(tbl[k], name, lines)...)
+				ps = append(ps, parsePreemptRules(&c.Preemption, tbl[k], name, lines)...)
 				continue
 			}
 			f, ok := known[key]

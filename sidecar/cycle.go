@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
 )
 
 // jobStates are the keys of CycleReport.Jobs, each exported as a gauge
@@ -51,7 +53,7 @@ type CycleReport struct {
 	Backoff int
 	// Plan is the ranked queue, head first (filled in dry runs and when
 	// asked through Plan).
-	Plan []PlanRow
+	Plan []decision.PlanRow
 }
 
 // RunOnce runs one cycle at time now: read the queue and the nodes, feed
@@ -78,7 +80,7 @@ func (s *Sidecar) Plan(ctx context.Context, now time.Time) (CycleReport, error) 
 // dispatched job's grace, the end of a failed write's backoff; +Inf when
 // none. The closed-loop replay (package loop), which knows when its Slurm
 // changed, skips the cycles before it.
-func (s *Sidecar) NextChange() float64 { return s.tr.nextChange() }
+func (s *Sidecar) NextChange() float64 { return s.state.NextChange() }
 
 // cycleDeadline bounds one cycle's reads and writes: twice the interval, at
 // least a minute. A slow slurmrestd then ends a cycle's writes at the
@@ -94,28 +96,22 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	start := time.Now()
 	rep := CycleReport{Time: now, Jobs: map[string]int{}, Writes: map[string]int{}, Failed: map[string]int{}}
 	clear(s.seen)
-	t := unixSeconds(now)
-	if t < s.tr.clock {
-		t = s.tr.clock // the policy's time never goes back
-	}
 	snap, op, err := s.read(ctx, now)
 	if err != nil {
 		return s.fail(rep, start, op, err)
 	}
-	s.tr.clock = t
-	if why := s.tr.suspect(snap.Jobs); why != nil {
-		s.tr.holdSuspect(snap.Jobs)
+	p := decision.Decide(&snap, s.state, unixSeconds(now))
+	if p.Suspect != nil {
 		s.m.suspectLists.Inc()
-		s.incident("job_list", why)
+		s.incident("job_list", p.Suspect)
 		rep.Suspect = true
 		return s.succeed(rep, start, now), nil
 	}
-	p := decide(&snap, s.tr, t)
-	for k, n := range p.jobs {
+	for k, n := range p.Jobs {
 		rep.Jobs[k] += n
 	}
-	rep.Arrived, rep.Released, rep.Dispatched, rep.Virtual = p.arrived, p.released, p.dispatched, p.virtual
-	s.record(p.events)
+	rep.Arrived, rep.Released, rep.Dispatched, rep.Virtual = p.Arrived, p.Released, p.Dispatched, p.Virtual
+	s.record(p.Events)
 	if err := s.apply(ctx, &p, dry, &rep); err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
 			s.closeIncidents()
@@ -132,7 +128,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	if dry {
 		limit = 0
 	}
-	rows := s.tr.plan(p.decisions, snap.Jobs, limit)
+	rows := s.state.PlanRows(p.Decisions, snap.Jobs, limit)
 	if dry {
 		rep.Plan = rows
 		if len(rows) > maxServedPlanRows {
@@ -140,7 +136,7 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		}
 	}
 	s.lastPlan.Store(&ServedPlan{Time: now, DryRun: dry, Rows: rows})
-	if !dry && s.tr.dirty && s.cfg.StateFile != "" {
+	if !dry && s.state.Dirty && s.cfg.StateFile != "" {
 		_ = s.saveState()
 	}
 	return s.succeed(rep, start, now), nil
@@ -149,13 +145,13 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 // saveState saves the state file; a failure is counted, logged once per
 // incident and shown by /healthz until a save succeeds.
 func (s *Sidecar) saveState() error {
-	if err := writeState(s.cfg.StateFile, s.tr.stateToSave()); err != nil {
+	if err := writeState(s.cfg.StateFile, s.state.ToSave()); err != nil {
 		s.m.stateErrors.Inc()
 		s.incident("state", err)
 		s.stateBroken.Store(err.Error())
 		return err
 	}
-	s.tr.dirty = false
+	s.state.Dirty = false
 	s.stateBroken.Store("")
 	return nil
 }

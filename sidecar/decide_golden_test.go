@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
-var updateDecide = flag.Bool("update", false, "rewrite testdata/decide/*.txt")
+var updateDecide = flag.Bool("update", false, "rewrite testdata/decision.Decide/*.txt")
 
 // decideCase is a tiny snapshot: nodes × GPUs, the GPUs in use per node
 // (drawn like the placement tests draw topologies: "4.0" is a full node
@@ -75,7 +76,7 @@ func decideConfig(c *Config) {
 // snapshot returns tc's snapshot: its nodes with the GPUs in use, and its
 // jobs as slurmctld lists them (pending, priority 1000 from the priority
 // plugin unless held, by id).
-func (tc decideCase) snapshot() Snapshot {
+func (tc decideCase) snapshot() decision.Snapshot {
 	used := strings.Split(tc.nodes, ".")
 	nodes := sidecartest.Nodes(len(used), tc.gpus)
 	for i, u := range used {
@@ -94,21 +95,21 @@ func (tc decideCase) snapshot() Snapshot {
 			jobs[i].Priority = 1000
 		}
 	}
-	return Snapshot{Nodes: nodes, Jobs: jobs}
+	return decision.Snapshot{Nodes: nodes, Jobs: jobs}
 }
 
 // renderPlan writes the plan rows one line each: rank, stage, band, node
 // list, profile, reason.
-func renderPlan(tc decideCase, rows []PlanRow) string {
+func renderPlan(tc decideCase, rows []decision.PlanRow) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "nodes %s of %d GPUs\n", tc.nodes, tc.gpus)
 	for _, r := range rows {
 		band := "-"
 		switch {
 		case r.Stage == "left_alone":
-		case HighBand.Contains(r.PriorityNew):
+		case decision.HighBand.Contains(r.PriorityNew):
 			band = "high"
-		case LowBand.Contains(r.PriorityNew):
+		case decision.LowBand.Contains(r.PriorityNew):
 			band = "low"
 		}
 		nodes := strings.Join(r.Nodes, ",")
@@ -122,7 +123,7 @@ func renderPlan(tc decideCase, rows []PlanRow) string {
 }
 
 // TestDecideGolden calls the decide step on each tiny snapshot directly —
-// a fresh tracker, no Slurm, fake or real — and compares the plan (rank,
+// a fresh decision.State, no Slurm, fake or real — and compares the plan (rank,
 // stage, band, node list, profile, reason) with testdata/decide (go test
 // ./sidecar -run DecideGolden -update rewrites them after a deliberate
 // change). A dry cycle of a sidecar on a fake Slurm showing the same
@@ -134,13 +135,13 @@ func TestDecideGolden(t *testing.T) {
 			snap := tc.snapshot()
 			h := newHarness(t, len(snap.Nodes), tc.gpus, false, decideConfig)
 			var givenBack atomic.Bool
-			tr, err := newTracker(h.cfg, cluster.Uniform(len(snap.Nodes), tc.gpus), h.pred, h.cfg.WriteMode, nil,
+			tr, err := decision.NewState(h.cfg.Settings(), cluster.Uniform(len(snap.Nodes), tc.gpus), h.pred, h.cfg.WriteMode, nil,
 				func(slurmclient.Delivery) bool { return true }, &givenBack)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := decide(&snap, tr, unixSeconds(t0))
-			got := renderPlan(tc, tr.plan(p.decisions, snap.Jobs, 0))
+			p := decision.Decide(&snap, tr, unixSeconds(t0))
+			got := renderPlan(tc, tr.PlanRows(p.Decisions, snap.Jobs, 0))
 			golden.Check(t, filepath.Join("testdata", "decide", tc.name+".txt"), []byte(got), *updateDecide)
 
 			for i := range snap.Nodes {
@@ -150,7 +151,7 @@ func TestDecideGolden(t *testing.T) {
 				h.fake.Submit(j)
 			}
 			if cycled := renderPlan(tc, h.plan(t0).Plan); cycled != got {
-				t.Errorf("a dry cycle on the same snapshot planned\n%s\nthe decide step\n%s", cycled, got)
+				t.Errorf("a dry cycle on the same snapshot planned\n%s\nthe decision.Decide step\n%s", cycled, got)
 			}
 		})
 	}

@@ -6,7 +6,8 @@
 // never starts, cancels or changes a job other than through its site
 // factor, priority, required nodes, a per-node GPU count and hold +
 // release; with policy asrpt-preempt it also sends a running job that
-// opted in the stop signal the job declared (preempt.go).
+// opted in the stop signal the job declared (signal.go; the choice of
+// victims is package decision's, preempt.go).
 //
 // # Two write modes
 //
@@ -25,20 +26,20 @@
 //
 // # One cycle: read → decide → apply
 //
-// read (snapshot.go) takes the Snapshot; decide (decide.go) reads nothing
-// from Slurm and writes nothing to it, and returns one decision per managed
-// pending job (priority; node list, or the reason for none); apply
-// (write.go) sends the changed values. The plan (asrpt plan) is built from
-// the same decisions.
+// read (read.go) takes the decision.Snapshot; decision.Decide (package
+// decision) reads nothing from Slurm and writes nothing to it, and returns
+// the plan as a value: one decision per managed pending job (priority or
+// site factor; node list, or the reason for none), the jobs to stop and
+// the events to count and log; apply (write.go) sends the changed values.
+// The plan (asrpt plan) is built from the same decisions.
 //
-// Two types split the work. tracker (tracker.go) is the decide step's
-// state — the tracked jobs, the policy, the predictor — and its methods
-// neither call Slurm nor touch a file, a log or a metric: what is to be
-// counted or logged they leave as events (event.go); the nodes as the
-// step sees them — free GPUs, the nodes a job may use, the node list to
-// write — are a nodeView (nodeview.go). Sidecar is the shell
-// around it: reads, writes, the state file, incidents, metrics, logs,
-// /status and /plan.
+// Two types split the work. decision.State is the decide step's state —
+// the tracked jobs, the policy, the predictor — and its methods neither
+// call Slurm nor touch a file, a log or a metric: what is to be counted
+// or logged they leave as events (decision.Event), which record.go
+// counts and logs. Sidecar is the shell around it: reads, writes, the
+// state file, incidents, metrics, logs, /status and /plan. The closed-loop
+// replay (package loop) runs this same shell over the replay's Slurm.
 //
 //  1. Read the nodes, then the accounting records since the last poll
 //     (Observe them), then the pending and running jobs — last, to keep
@@ -114,7 +115,7 @@
 // managed jobs for nodes, and asrpt's values would put every managed job
 // ahead of it (priority mode: absolute priorities far above multifactor's;
 // factor mode: site factors it lacks). Each such job keeps its standing
-// (standing.go): it is put in the written order just ahead of the first
+// (decision/standing.go): it is put in the written order just ahead of the first
 // managed job that Slurm's own order (priority without asrpt's values, then
 // submit time, then id) puts behind it, and is written the priority or
 // site factor of that place, never a node list: no managed job Slurm alone
@@ -219,19 +220,19 @@
 //
 // No REST call reports a job's site factor, so only the state file can say
 // which jobs hold one of asrpt's; `asrpt giveback` undoes what it lists.
-// Three rules keep that list complete (absence.go, write.go):
+// Three rules keep that list complete (decision/absence.go, write.go):
 //
 //   - A job missing from one job list is kept, with its sequence number,
 //     its virtual progress and what asrpt wrote to it, and gets no writes;
 //     it is taken for finished once accounting reports its end (any
-//     state), or after it has been missing from absentCycles (3) lists in
+//     state), or after it has been missing from AbsentCycles (3) lists in
 //     a row.
 //   - A job list showing fewer than half of the tracked jobs expected (at
 //     least suspectMinJobs, 4; a restarting slurmctld can answer 200 with
 //     no jobs) is suspect: the cycle counts the absences and does nothing
 //     else (no arrival, no departure, no write); it is logged once per
 //     incident and counted in asrpt_suspect_job_lists_total. A queue that
-//     really shrank so is accepted absentCycles lists later. The state
+//     really shrank so is accepted AbsentCycles lists later. The state
 //     file's job list is never saved as null ("jobs": [] when empty).
 //   - Write-ahead: before a cycle's first write, each job its decisions
 //     may write to is marked (wrote_nodes, may_site_factor, may_priority;

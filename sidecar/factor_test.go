@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/multifactor"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -68,8 +69,8 @@ func TestFactorModeWritesSiteFactors(t *testing.T) {
 	if w := h.fake.Writes(); len(w) != 0 {
 		t.Errorf("same time again: writes %v", w)
 	}
-	p := decide(&Snapshot{Jobs: mustJobs(t, h.fake), Nodes: mustNodes(t, h.fake)}, h.s.tr, unixSeconds(t0.Add(time.Minute)))
-	rows := h.s.tr.plan(p.decisions, nil, 0)
+	p := decision.Decide(&decision.Snapshot{Jobs: mustJobs(t, h.fake), Nodes: mustNodes(t, h.fake)}, h.s.state, unixSeconds(t0.Add(time.Minute)))
+	rows := h.s.state.PlanRows(p.Decisions, nil, 0)
 	if len(rows) != 3 || rows[0].SiteFactorNew == nil || *rows[0].SiteFactorNew != 1000 || *rows[0].SiteFactorNow != 1000 ||
 		rows[0].PriorityNew != rows[0].PriorityNow {
 		t.Errorf("plan rows %+v", rows)
@@ -115,14 +116,14 @@ func TestFactorModeBoundsWrites(t *testing.T) {
 	if w := len(h.fake.Writes()); w == 0 || w > 20+rep.Released {
 		t.Errorf("one arrival at the head: %d writes (%d released), want at most the head region", w, rep.Released)
 	}
-	ds := h.s.tr.decisions()
+	ds := h.s.state.Decisions()
 	want := multifactor.SiteFactors(len(ds), max, nil)
 	for i, d := range ds {
-		e := d.e
-		got := h.fake.SiteFactor(e.id)
+		e := d.Entry
+		got := h.fake.SiteFactor(e.ID)
 		if d := int64(got) - int64(want[i]); d > max/multifactor.FactorTolerance || -d > max/multifactor.FactorTolerance ||
 			(i < multifactor.FactorHead && got != want[i]) {
-			t.Errorf("rank %d (job %s): site factor %d, its rank gives %d", i+1, e.id, got, want[i])
+			t.Errorf("rank %d (job %s): site factor %d, its rank gives %d", i+1, e.ID, got, want[i])
 		}
 	}
 }
@@ -154,7 +155,7 @@ func TestFactorModeAfterPriorityMode(t *testing.T) {
 	h.fake.Submit(pend("1", "long", 1, t0))
 	h.fake.Submit(pend("2", "short", 1, t0))
 	h.cycle(t0.Add(time.Minute))
-	if p := h.priorities("2"); !LowBand.Contains(p[0]) {
+	if p := h.priorities("2"); !decision.LowBand.Contains(p[0]) {
 		t.Fatalf("priority mode wrote %v", p)
 	}
 	h.cfg.WriteMode, h.cfg.SiteFactorMax = WriteFactor, 1000
@@ -209,8 +210,8 @@ func TestWriteModeFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.tr.mode != WritePriority || testutil.ToFloat64(s.m.fallback) != 1 || testutil.ToFloat64(s.m.writeMode.WithLabelValues("priority")) != 1 {
-		t.Errorf("fallback: mode %s, metrics fallback %v", s.tr.mode, testutil.ToFloat64(s.m.fallback))
+	if s.state.Mode != WritePriority || testutil.ToFloat64(s.m.fallback) != 1 || testutil.ToFloat64(s.m.writeMode.WithLabelValues("priority")) != 1 {
+		t.Errorf("fallback: mode %s, metrics fallback %v", s.state.Mode, testutil.ToFloat64(s.m.fallback))
 	}
 	for i := range nodes {
 		fake.EditNode(nodes[i].Name, func(n *slurmclient.Node) { n.GPUsUsed, n.State = 4, "ALLOCATED" })
@@ -244,7 +245,7 @@ func TestGivebackFactors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(rep.Returned, compareID)
+	slices.SortFunc(rep.Returned, decision.CompareID)
 	if !slices.Equal(rep.Returned, []string{"1", "2"}) || !slices.Equal(h.factors("1", "2", "3"), []uint32{0, 0, 0}) ||
 		!slices.Equal(h.priorities("1", "2", "3"), []uint32{1000, 1000, 1000}) {
 		t.Errorf("returned %v, factors %v, priorities %v", rep.Returned, h.factors("1", "2", "3"), h.priorities("1", "2", "3"))

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -117,15 +118,15 @@ func TestFakeServerEmptyJobList(t *testing.T) {
 	cycle(0)
 	type kept struct {
 		seq    int
-		ph     phase
+		ph     decision.Phase
 		remain float64
 	}
 	snapshot := func() map[string]kept {
 		out := map[string]kept{}
-		for id, e := range s.tr.entries {
-			k := kept{seq: e.seq, ph: e.ph}
-			if e.task != nil {
-				k.remain = e.task.VirtualRemaining()
+		for id, e := range s.state.Entries {
+			k := kept{seq: e.Seq, ph: e.Phase}
+			if e.Task != nil {
+				k.remain = e.Task.VirtualRemaining()
 			}
 			out[id] = k
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -161,17 +162,17 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 		return GivebackReport{}, err
 	}
 	want := map[string]managed{}
-	for id, e := range s.tr.entries {
-		if m, ok := toHandBack(e.prio, e.factor, e.nodes, e.wroteNodes, e.ownNodes, e.mayFactor, e.mayPrio); ok && !e.handsOff {
-			m.components = e.hetFactor
+	for id, e := range s.state.Entries {
+		if m, ok := toHandBack(e.Prio, e.Factor, e.Nodes, e.WroteNodes, e.OwnNodes, e.MayFactor, e.MayPrio); ok && !e.HandsOff {
+			m.components = e.HetFactor
 			want[id] = m
 		}
 	}
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
 	bad.fail(&rep, want)
 	for _, id := range rep.Returned {
-		e, m := s.tr.entries[id], want[id]
-		e.prio, e.factor, e.nodes, e.gpn, e.mayFactor, e.mayPrio = 0, 0, nil, 0, false, false
+		e, m := s.state.Entries[id], want[id]
+		e.Prio, e.Factor, e.Nodes, e.GPUsPerNode, e.MayFactor, e.MayPrio = 0, 0, nil, 0, false, false
 		if m.factor {
 			s.m.writes.WithLabelValues("site_factor").Inc()
 		}
@@ -180,7 +181,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 			s.m.writes.WithLabelValues("release").Inc()
 		}
 	}
-	s.tr.dirty = true
+	s.state.Dirty = true
 	return rep, rep.err()
 }
 
@@ -219,7 +220,7 @@ func (r GivebackReport) err() error {
 	for id := range r.Failed {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, compareID)
+	slices.SortFunc(ids, decision.CompareID)
 	errs := make([]error, len(ids))
 	for i, id := range ids {
 		errs[i] = fmt.Errorf("job %s: %w", id, r.Failed[id])
@@ -269,7 +270,7 @@ func GivebackFile(ctx context.Context, c Slurm, path string, scope Scope, inBand
 			if _, ok := want[sj.ID]; ok || !sj.Pending() || !scope.Contains(sj.Partition, sj.QOS, sj.Account) {
 				continue
 			}
-			m := managed{release: HighBand.Contains(sj.Priority) || LowBand.Contains(sj.Priority), factor: c.SupportsSiteFactor()}
+			m := managed{release: decision.HighBand.Contains(sj.Priority) || decision.LowBand.Contains(sj.Priority), factor: c.SupportsSiteFactor()}
 			if m.release || m.factor {
 				want[sj.ID] = m
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -22,8 +23,8 @@ func TestHeldBackNeverDispatched(t *testing.T) {
 			h.fake.Submit(dep)
 			h.fake.Submit(pend("2", "long", 4, t0.Add(time.Second)))
 			rep := h.cycle(t0.Add(time.Minute))
-			if rep.Dispatched != 1 || h.s.tr.entries["1"].ph == phDispatched || h.s.tr.entries["2"].ph != phDispatched {
-				t.Fatalf("dispatched %d: job 1 %v, job 2 %v; want job 2 only", rep.Dispatched, h.s.tr.entries["1"].ph, h.s.tr.entries["2"].ph)
+			if rep.Dispatched != 1 || h.s.state.Entries["1"].Phase == decision.PhDispatched || h.s.state.Entries["2"].Phase != decision.PhDispatched {
+				t.Fatalf("dispatched %d: job 1 %v, job 2 %v; want job 2 only", rep.Dispatched, h.s.state.Entries["1"].Phase, h.s.state.Entries["2"].Phase)
 			}
 			if j, _ := h.fake.Job("1"); len(j.RequiredNodes) != 0 {
 				t.Errorf("held-back job pinned to %v", j.RequiredNodes)
@@ -59,8 +60,8 @@ func TestHeldBackNeverDispatched(t *testing.T) {
 			h.fake.Finish("2", 0, time.Minute)
 			h.fake.Edit("1", func(j *slurmclient.Job) { j.Reason = "Priority" })
 			rep = h.cycle(t0.Add(3 * time.Minute))
-			if rep.Dispatched != 1 || h.s.tr.entries["1"].ph != phDispatched {
-				t.Fatalf("after the dependency: dispatched %d, job 1 %v", rep.Dispatched, h.s.tr.entries["1"].ph)
+			if rep.Dispatched != 1 || h.s.state.Entries["1"].Phase != decision.PhDispatched {
+				t.Fatalf("after the dependency: dispatched %d, job 1 %v", rep.Dispatched, h.s.state.Entries["1"].Phase)
 			}
 			if j, _ := h.fake.Job("1"); len(j.RequiredNodes) != 1 {
 				t.Errorf("job 1 nodes %v after its dependency, want one", j.RequiredNodes)
@@ -75,16 +76,16 @@ func TestHeldBackAfterDispatch(t *testing.T) {
 	h := newHarness(t, 1, 4, false, nil)
 	h.fake.Submit(pend("1", "short", 4, t0))
 	h.cycle(t0)
-	if h.s.tr.entries["1"].ph != phDispatched {
-		t.Fatalf("job 1 %v, want dispatched", h.s.tr.entries["1"].ph)
+	if h.s.state.Entries["1"].Phase != decision.PhDispatched {
+		t.Fatalf("job 1 %v, want dispatched", h.s.state.Entries["1"].Phase)
 	}
 	h.fake.Edit("1", func(j *slurmclient.Job) { j.Reason = "QOSGrpGRES" })
 	h.fake.Submit(pend("2", "long", 4, t0.Add(time.Second)))
 	rep := h.cycle(t0.Add(time.Minute))
-	if e := h.s.tr.entries["1"]; e.ph != phQueued || e.task == nil || !e.task.Blocked {
-		t.Fatalf("job 1 after being held back: %v blocked %v", e.ph, e.task != nil && e.task.Blocked)
+	if e := h.s.state.Entries["1"]; e.Phase != decision.PhQueued || e.Task == nil || !e.Task.Blocked {
+		t.Fatalf("job 1 after being held back: %v blocked %v", e.Phase, e.Task != nil && e.Task.Blocked)
 	}
-	if rep.Dispatched != 1 || h.s.tr.entries["2"].ph != phDispatched {
-		t.Errorf("job 2 %v (dispatched %d), want it to get the GPUs job 1 gave up", h.s.tr.entries["2"].ph, rep.Dispatched)
+	if rep.Dispatched != 1 || h.s.state.Entries["2"].Phase != decision.PhDispatched {
+		t.Errorf("job 2 %v (dispatched %d), want it to get the GPUs job 1 gave up", h.s.state.Entries["2"].Phase, rep.Dispatched)
 	}
 }

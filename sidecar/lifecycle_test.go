@@ -1,9 +1,12 @@
 package sidecar
 
 import (
-	"github.com/asrpt/asrpt/reason"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/job"
+	"github.com/asrpt/asrpt/reason"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -38,7 +41,7 @@ func TestLifecycleThroughFake(t *testing.T) {
 	h.fake.Submit(pend("9", "other", 4, at(0)))
 	h.cycle(at(0))
 	for _, id := range []string{"1", "9"} {
-		if e := h.s.tr.entries[id]; e == nil || e.ph != phDispatched {
+		if e := h.s.state.Entries[id]; e == nil || e.Phase != decision.PhDispatched {
 			t.Fatalf("job %s not dispatched: %+v", id, e)
 		}
 		j, _ := h.fake.Job(id)
@@ -53,8 +56,8 @@ func TestLifecycleThroughFake(t *testing.T) {
 	two.GPUs.Total = 8
 	h.fake.Submit(two)
 	h.cycle(at(10))
-	if e := h.s.tr.entries["1"]; e.ph != phRunning {
-		t.Fatalf("job 1 in phase %v, want running", e.ph)
+	if e := h.s.state.Entries["1"]; e.Phase != decision.PhRunning {
+		t.Fatalf("job 1 in phase %v, want running", e.Phase)
 	}
 	before := planRow(t, h.plan(at(11)), "2")
 	if before.Known || before.Stage != "waiting" && before.Stage != "released" {
@@ -65,18 +68,23 @@ func TestLifecycleThroughFake(t *testing.T) {
 	// from one list, it is still tracked; the accounting record ends it.
 	h.fake.Finish("1", 4, 600*time.Second)
 	h.cycle(at(605))
-	if _, ok := h.s.tr.entries["1"]; !ok {
+	if _, ok := h.s.state.Entries["1"]; !ok {
 		t.Fatal("job 1 forgotten after one list without it, before accounting showed its end")
 	}
 	h.cycle(at(700))
-	if _, ok := h.s.tr.entries["1"]; ok {
+	if _, ok := h.s.state.Entries["1"]; ok {
 		t.Fatal("job 1 still tracked after accounting showed its end")
 	}
 	if n := histogramCount(t, h.s.m.predRatio); n != 1 {
 		t.Errorf("asrpt_prediction_ratio observed %d times, want 1", n)
 	}
-	if _, ok := h.s.tr.finished["1"]; ok {
-		t.Error("job 1's prediction kept after its accounting record")
+	// The prediction is not kept once reported: the same record again
+	// notes no second prediction error (a kept one would).
+	h.s.state.Learn([]job.Job{{ID: "1", Name: "train", User: "u", RunTime: 600, State: "COMPLETED"}})
+	for _, ev := range h.s.state.TakeEvents() {
+		if ev.Kind == decision.EvPredictionError {
+			t.Error("job 1's prediction kept after its accounting record")
+		}
 	}
 	after := planRow(t, h.plan(at(701)), "2")
 	if !after.Known || after.Predicted != 600 {
@@ -87,8 +95,8 @@ func TestLifecycleThroughFake(t *testing.T) {
 	// requeues it.
 	h.fake.Finish("9", 4, 0)
 	h.cycle(at(705))
-	if e := h.s.tr.entries["2"]; e.ph != phDispatched {
-		t.Fatalf("job 2 in phase %v, want dispatched", e.ph)
+	if e := h.s.state.Entries["2"]; e.Phase != decision.PhDispatched {
+		t.Fatalf("job 2 in phase %v, want dispatched", e.Phase)
 	}
 	j, _ := h.fake.Job("2")
 	if err := h.fake.Start("2", j.RequiredNodes, 4); err != nil {
@@ -100,15 +108,15 @@ func TestLifecycleThroughFake(t *testing.T) {
 		h.fake.EditNode(n, func(n *slurmclient.Node) { n.GPUsUsed, n.State = 0, "IDLE" })
 	}
 	h.cycle(at(720))
-	if e := h.s.tr.entries["2"]; e.ph != phDispatched || e.task == nil {
-		t.Fatalf("requeued job 2 in phase %v (task %v), want dispatched again", e.ph, e.task != nil)
+	if e := h.s.state.Entries["2"]; e.Phase != decision.PhDispatched || e.Task == nil {
+		t.Fatalf("requeued job 2 in phase %v (task %v), want dispatched again", e.Phase, e.Task != nil)
 	}
 
 	// Held while dispatched: it leaves the policy and is left alone.
 	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held, j.Priority = true, 0 })
 	h.cycle(at(730))
-	if e := h.s.tr.entries["2"]; e.ph != phIdle || e.task != nil || e.why != reason.Of(reason.Held, "held") {
-		t.Errorf("held job 2: phase %v, task %v, why %q", e.ph, e.task != nil, e.why)
+	if e := h.s.state.Entries["2"]; e.Phase != decision.PhIdle || e.Task != nil || e.Why != reason.Of(reason.Held, "held") {
+		t.Errorf("held job 2: phase %v, task %v, why %q", e.Phase, e.Task != nil, e.Why)
 	}
 	if r := planRow(t, h.plan(at(731)), "2"); r.Stage != "left_alone" || r.Reason != reason.Held || r.Note != "held" {
 		t.Errorf("held job 2 in the plan: %+v", r)

@@ -125,8 +125,8 @@ func liveFactorRefused(ctx context.Context, t *testing.T, lab *slurmlab.Lab) {
 	t.Logf("refused: %v", err)
 	cfg.PriorityFallback = true
 	s, err := New(cfg, Options{Cluster: c, Slurm: l.probe, Log: zerolog.Nop(), SlurmVersion: version})
-	if err != nil || s.tr.mode != WritePriority {
-		t.Fatalf("with priority_fallback: %v (mode %s)", err, s.tr.mode)
+	if err != nil || s.state.Mode != WritePriority {
+		t.Fatalf("with priority_fallback: %v (mode %s)", err, s.state.Mode)
 	}
 	if l.probe.SupportsSiteFactor() {
 		t.Error("the v0.0.38 client claims site factors")

@@ -28,6 +28,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
@@ -175,7 +176,7 @@ func TestLivePreempt(t *testing.T) {
 		if len(signals) != 1 || signals[0] != want || len(bad) > 0 {
 			t.Errorf("lab %s: signals %q (to jobs not running: %q), want %q once", v, signals, bad, want)
 		}
-		if got := testutil.ToFloat64(p.l.s.m.preemptions.WithLabelValues(outcomeRequeued)); got != 1 {
+		if got := testutil.ToFloat64(p.l.s.m.preemptions.WithLabelValues(decision.OutcomeRequeued)); got != 1 {
 			t.Errorf("lab %s: requeued outcomes %v, want 1", v, got)
 		}
 		// Accounting: REQUEUED for the job that opted in, for no other.

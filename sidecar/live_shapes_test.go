@@ -29,6 +29,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
@@ -368,7 +369,7 @@ func liveShapesGiveback(t *testing.T, lab *slurmlab.Lab) {
 		}
 		pending++
 		p, _ := strconv.ParseUint(f[1], 10, 32)
-		if HighBand.Contains(uint32(p)) || LowBand.Contains(uint32(p)) || strings.HasPrefix(f[2], "JobHeld") {
+		if decision.HighBand.Contains(uint32(p)) || decision.LowBand.Contains(uint32(p)) || strings.HasPrefix(f[2], "JobHeld") {
 			t.Errorf("lab %s: after giveback job %s has priority %s, reason %s", lab.Version, f[0], f[1], f[2])
 		}
 		show := r.run("scontrol", "show", "job", "-o", f[0])

@@ -28,6 +28,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
@@ -85,8 +86,8 @@ func TestLiveEmptyList(t *testing.T) {
 			t.Errorf("lab %s: %v suspect job lists counted, want the empty ones; log:\n%s", lab.Version, n, l.log.String())
 		}
 		for _, id := range pending {
-			e := l.s.tr.entries[id]
-			if e == nil || e.seq != seq[id] {
+			e := l.s.state.Entries[id]
+			if e == nil || e.Seq != seq[id] {
 				t.Errorf("lab %s: job %s after the empty lists: %+v (sequence number was %d)", lab.Version, id, e, seq[id])
 			}
 		}
@@ -118,7 +119,7 @@ func TestLiveEmptyList(t *testing.T) {
 		} else {
 			for _, id := range pending {
 				p, _ := strconv.ParseUint(recField(l.show(id), "Priority"), 10, 32)
-				if HighBand.Contains(uint32(p)) || LowBand.Contains(uint32(p)) {
+				if decision.HighBand.Contains(uint32(p)) || decision.LowBand.Contains(uint32(p)) {
 					t.Errorf("lab %s: job %s keeps asrpt's priority %d after giveback", lab.Version, id, p)
 				}
 			}
@@ -200,7 +201,7 @@ func liveFullDisk(t *testing.T, lab *slurmlab.Lab) {
 	for _, id := range pending {
 		show := l.show(id)
 		p, _ := strconv.ParseUint(recField(show, "Priority"), 10, 32)
-		if HighBand.Contains(uint32(p)) || LowBand.Contains(uint32(p)) {
+		if decision.HighBand.Contains(uint32(p)) || decision.LowBand.Contains(uint32(p)) {
 			t.Errorf("lab %s: job %s keeps asrpt's priority %d after giveback", lab.Version, id, p)
 		}
 	}

@@ -73,7 +73,7 @@ func newMetrics() *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		cycle: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "asrpt_cycle_duration_seconds", Help: "Duration of one sidecar cycle (read, decide, write).",
+			Name: "asrpt_cycle_duration_seconds", Help: "Duration of one sidecar cycle (read, decision.Decide, write).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		cycles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "asrpt_cycles_total", Help: "Cycles run, by outcome (ok, error)."}, []string{"outcome"}),

@@ -2,11 +2,13 @@ package sidecar
 
 import (
 	"context"
-	"github.com/asrpt/asrpt/reason"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -42,7 +44,7 @@ func preemptHarness(t *testing.T, comment1, comment2 string, noRequeue bool, mod
 	}
 	h.cycle(t0.Add(time.Minute))
 	for _, id := range []string{"1", "2"} {
-		if e := h.s.tr.entries[id]; e == nil || e.ph != phRunning {
+		if e := h.s.state.Entries[id]; e == nil || e.Phase != decision.PhRunning {
 			t.Fatalf("job %s not running in the policy: %+v", id, e)
 		}
 	}
@@ -94,11 +96,11 @@ func TestPreemptLive(t *testing.T) {
 	if len(unrecorded) > 0 {
 		t.Errorf("signals sent before the state recorded them: %v", unrecorded)
 	}
-	if e := h.s.tr.entries["1"]; e.ph != phStopping || e.task == nil || !e.task.Blocked {
-		t.Errorf("job 1 after its stop: phase %v task %+v", e.ph, e.task)
+	if e := h.s.state.Entries["1"]; e.Phase != decision.PhStopping || e.Task == nil || !e.Task.Blocked {
+		t.Errorf("job 1 after its stop: phase %v task %+v", e.Phase, e.Task)
 	}
-	if e := h.s.tr.entries["3"]; e.ph != phDispatched {
-		t.Errorf("head not dispatched: %v", e.ph)
+	if e := h.s.state.Entries["3"]; e.Phase != decision.PhDispatched {
+		t.Errorf("head not dispatched: %v", e.Phase)
 	}
 	// The plan shows, for each running job, whether it may be preempted.
 	plan, err := h.s.Plan(context.Background(), at.Add(time.Second))
@@ -127,11 +129,11 @@ func TestPreemptLive(t *testing.T) {
 	}
 	h.fake.ResetWrites()
 	h.cycle(at.Add(90 * time.Second))
-	e := h.s.tr.entries["1"]
-	if e.ph != phQueued || e.task == nil || e.task.Preemptions != 1 || !e.task.Blocked {
-		t.Errorf("requeued job: phase %v task %+v", e.ph, e.task)
+	e := h.s.state.Entries["1"]
+	if e.Phase != decision.PhQueued || e.Task == nil || e.Task.Preemptions != 1 || !e.Task.Blocked {
+		t.Errorf("requeued job: phase %v task %+v", e.Phase, e.Task)
 	}
-	if got := testutil.ToFloat64(h.s.m.preemptions.WithLabelValues(outcomeRequeued)); got != 1 {
+	if got := testutil.ToFloat64(h.s.m.preemptions.WithLabelValues(decision.OutcomeRequeued)); got != 1 {
 		t.Errorf("requeued outcomes %v", got)
 	}
 	if j, _ := h.fake.Job("1"); len(j.RequiredNodes) != 0 {
@@ -188,8 +190,8 @@ func TestPreemptRefused(t *testing.T) {
 				t.Errorf("signals %v, want %v", got, c.signaled)
 			}
 			if c.why != "" {
-				if e := h.s.tr.entries["1"]; !strings.Contains(e.stopWhy.Detail, c.why) || e.stopWhy.Code != c.code || e.ph != phRunning {
-					t.Errorf("job 1: phase %v, why %q, want %q", e.ph, e.stopWhy, c.why)
+				if e := h.s.state.Entries["1"]; !strings.Contains(e.StopWhy.Detail, c.why) || e.StopWhy.Code != c.code || e.Phase != decision.PhRunning {
+					t.Errorf("job 1: phase %v, why %q, want %q", e.Phase, e.StopWhy, c.why)
 				}
 				if rep.Preempted != 0 {
 					t.Errorf("preempted %d", rep.Preempted)
@@ -199,14 +201,14 @@ func TestPreemptRefused(t *testing.T) {
 				if rep.Preempted != 1 || h.fake.Calls("SignalJob") != 0 {
 					t.Errorf("preempted %d, signal calls %d", rep.Preempted, h.fake.Calls("SignalJob"))
 				}
-				if e := h.s.tr.entries["1"]; e.signalSent {
+				if e := h.s.state.Entries["1"]; e.SignalSent {
 					t.Errorf("job 1 marked signalled")
 				}
 				// The job leaves the policy: never signalled later.
 				h.s.cfg.StateFile = h.cfg.StateFile
 				h.cycle(at.Add(time.Minute))
-				if e := h.s.tr.entries["1"]; e.ph != phIdle || h.fake.Calls("SignalJob") != 0 {
-					t.Errorf("after: phase %v, signal calls %d", e.ph, h.fake.Calls("SignalJob"))
+				if e := h.s.state.Entries["1"]; e.Phase != decision.PhIdle || h.fake.Calls("SignalJob") != 0 {
+					t.Errorf("after: phase %v, signal calls %d", e.Phase, h.fake.Calls("SignalJob"))
 				}
 			}
 		})
@@ -234,36 +236,36 @@ func TestPreemptOutcomes(t *testing.T) {
 		outcome string
 		check   func(t *testing.T, h *harness)
 	}{
-		{name: "finished", outcome: outcomeFinished, after: func(h *harness) {
+		{name: "finished", outcome: decision.OutcomeFinished, after: func(h *harness) {
 			h.fake.Finish("1", 2, 0)
-			for i := range absentCycles {
+			for i := range decision.AbsentCycles {
 				h.cycle(at.Add(time.Duration(i+1) * time.Minute))
 			}
 		}, check: func(t *testing.T, h *harness) {
-			if _, ok := h.s.tr.entries["1"]; ok {
+			if _, ok := h.s.state.Entries["1"]; ok {
 				t.Errorf("finished job still tracked")
 			}
 		}},
-		{name: "ignored", outcome: outcomeIgnored, after: func(h *harness) {
+		{name: "ignored", outcome: decision.OutcomeIgnored, after: func(h *harness) {
 			h.cycle(at.Add(2 * time.Minute))
-			if e := h.s.tr.entries["1"]; e.ph != phStopping {
-				t.Fatalf("within grace + slack: phase %v", e.ph)
+			if e := h.s.state.Entries["1"]; e.Phase != decision.PhStopping {
+				t.Fatalf("within grace + slack: phase %v", e.Phase)
 			}
 			for i := range 3 {
 				h.cycle(at.Add(time.Duration(10+i) * time.Minute))
 			}
 		}, check: func(t *testing.T, h *harness) {
-			if e := h.s.tr.entries["1"]; e.ph != phIdle || e.task != nil || e.canStop() {
-				t.Errorf("job that ignored its signal: phase %v task %v", e.ph, e.task)
+			if e := h.s.state.Entries["1"]; e.Phase != decision.PhIdle || e.Task != nil || e.CanStop() {
+				t.Errorf("job that ignored its signal: phase %v task %v", e.Phase, e.Task)
 			}
 		}},
-		{name: "requeued across a restart", outcome: outcomeRequeued, after: func(h *harness) {
+		{name: "requeued across a restart", outcome: decision.OutcomeRequeued, after: func(h *harness) {
 			h.s = h.newSidecar() // restores the state saved before the signal
 			h.fake.Requeue("1", 2, at.Add(3*time.Minute))
 			h.cycle(at.Add(time.Minute))
 		}, check: func(t *testing.T, h *harness) {
-			if e := h.s.tr.entries["1"]; e.ph != phQueued || e.task == nil || e.task.Preemptions != 1 {
-				t.Errorf("requeued job after a restart: phase %v task %+v", e.ph, e.task)
+			if e := h.s.state.Entries["1"]; e.Phase != decision.PhQueued || e.Task == nil || e.Task.Preemptions != 1 {
+				t.Errorf("requeued job after a restart: phase %v task %+v", e.Phase, e.Task)
 			}
 		}},
 	}
@@ -363,13 +365,13 @@ func TestPreemptAdopted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range startedCycles {
+	for i := range decision.StartedCycles {
 		h.cycle(t0.Add(time.Duration(i+1) * time.Second))
 	}
 	for _, id := range []string{"1", "2"} {
-		e := h.s.tr.entries[id]
-		if e.ph != phRunning || e.task == nil || len(e.task.Placement.Slots) != 1 {
-			t.Fatalf("job %s started by Slurm: phase %v task %+v", id, e.ph, e.task)
+		e := h.s.state.Entries[id]
+		if e.Phase != decision.PhRunning || e.Task == nil || len(e.Task.Placement.Slots) != 1 {
+			t.Fatalf("job %s started by Slurm: phase %v task %+v", id, e.Phase, e.Task)
 		}
 	}
 	at := t0.Add(2 * time.Hour)

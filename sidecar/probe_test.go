@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -85,7 +86,7 @@ func (p *probe) UpdateJob(ctx context.Context, id string, u slurmclient.JobUpdat
 			p.pins = map[string]int{}
 		}
 		p.pins[id]++
-		if j, ok := p.last[id]; ok && heldBack(j.Reason) != "" {
+		if j, ok := p.last[id]; ok && decision.HeldBack(j.Reason) != "" {
 			p.heldPins = append(p.heldPins, fmt.Sprintf("job %s (Reason=%s): %v", id, j.Reason, u.RequiredNodes))
 		}
 	}

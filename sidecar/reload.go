@@ -52,7 +52,6 @@ func (s *Sidecar) reload(cfg Config) (applied, restart []string) {
 	set("scope", !same(old.Scope, cfg.Scope), func() { next.Scope = cfg.Scope })
 	set("profiles", !same(old.Profiles, cfg.Profiles), func() {
 		next.Profiles = cfg.Profiles
-		s.tr.profiles = cfg.Profiles.Resolver()
 	})
 	set("preemption", !same(old.Preemption, cfg.Preemption), func() { next.Preemption = cfg.Preemption })
 	set("log.level", old.LogLevel != cfg.LogLevel, func() {
@@ -62,6 +61,6 @@ func (s *Sidecar) reload(cfg Config) (applied, restart []string) {
 		}
 	})
 	s.cfg = next
-	s.tr.cfg = next
+	s.state.Reconfigure(next.Settings())
 	return applied, restart
 }

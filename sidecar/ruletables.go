@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/asrpt/asrpt/jobword"
 	"github.com/asrpt/asrpt/predictor"
 )
 
@@ -56,4 +57,31 @@ func ruleList(v any, key string, max int, fields []string, name string, lines ma
 		each(vals, add)
 	}
 	return ps
+}
+
+// maxPreemptRules bounds [[preemption.rule]] entries.
+const maxPreemptRules = 1000
+
+// parsePreemptRules reads the [[preemption.rule]] list v (ruleList).
+func parsePreemptRules(p *PreemptionConfig, v any, name string, lines map[string]int) Problems {
+	p.Rules = []PreemptRule{}
+	return ruleList(v, "preemption.rule", maxPreemptRules, []string{"family", "account", "qos", "stop"}, name, lines,
+		func(vals map[string]string, add func(string, ...any)) {
+			r := PreemptRule{Family: vals["family"], Account: vals["account"], QOS: vals["qos"]}
+			if r.Family == "" && r.Account == "" && r.QOS == "" {
+				add("a rule needs a family, an account or a qos to match")
+				return
+			}
+			if vals["stop"] == "" {
+				add("stop: missing: how the jobs stop, e.g. stop = \"USR1@120\" ([B:|F:]SIGNAL@SECONDS)")
+				return
+			}
+			st, err := jobword.ParseStop(vals["stop"])
+			if err != nil {
+				add("stop: %v", err)
+				return
+			}
+			r.Stop = st
+			p.Rules = append(p.Rules, r)
+		})
 }

@@ -101,7 +101,7 @@ func (s *Sidecar) shutdown() error {
 		}
 	}
 	if !s.cfg.DryRun && s.cfg.StateFile != "" {
-		if err := writeState(s.cfg.StateFile, s.tr.stateToSave()); err != nil {
+		if err := writeState(s.cfg.StateFile, s.state.ToSave()); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -3,12 +3,14 @@ package sidecar
 import (
 	"context"
 	"fmt"
-	"github.com/asrpt/asrpt/reason"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -56,7 +58,7 @@ func submitHet(f *sidecartest.Fake, lead, name string, g0, g1 int) {
 	}
 }
 
-func planRow(t *testing.T, rep CycleReport, id string) PlanRow {
+func planRow(t *testing.T, rep CycleReport, id string) decision.PlanRow {
 	t.Helper()
 	for _, r := range rep.Plan {
 		if r.JobID == id {
@@ -64,7 +66,7 @@ func planRow(t *testing.T, rep CycleReport, id string) PlanRow {
 		}
 	}
 	t.Fatalf("job %s not in the plan %+v", id, rep.Plan)
-	return PlanRow{}
+	return decision.PlanRow{}
 }
 
 func (h *harness) plan(at time.Time) CycleReport {
@@ -109,7 +111,7 @@ func TestArrayRankedAsOneUnitWithoutNodeList(t *testing.T) {
 	if n := writesTo(h.fake.Writes(), "20"); n != 0 {
 		t.Errorf("%d writes to a running task: %v", n, h.fake.Writes())
 	}
-	if e := h.s.tr.entries["20"]; e != nil {
+	if e := h.s.state.Entries["20"]; e != nil {
 		t.Errorf("running task tracked: %+v", e)
 	}
 }
@@ -138,8 +140,8 @@ func TestArrayAtThrottleParked(t *testing.T) {
 	}
 	h.fake.Finish("21", 1, 0)
 	rep = h.cycle(t0.Add(30 * time.Second))
-	if rep.Arrived != 1 || h.s.tr.entries["10"].ph != phQueued {
-		t.Errorf("arrived %d, array phase %v: want the array back in the policy", rep.Arrived, h.s.tr.entries["10"].ph)
+	if rep.Arrived != 1 || h.s.state.Entries["10"].Phase != decision.PhQueued {
+		t.Errorf("arrived %d, array phase %v: want the array back in the policy", rep.Arrived, h.s.state.Entries["10"].Phase)
 	}
 }
 
@@ -237,8 +239,8 @@ func TestFailedWriteBacksOff(t *testing.T) {
 	}
 	h.fake.SetInterceptor(nil)
 	h.cycle(t0.Add(31 * 30 * time.Second))
-	if j, _ := h.fake.Job("1"); j.Priority == 1000 || len(h.s.tr.entries["1"].fails) != 0 {
-		t.Errorf("priority %d after the refusals ended, failures %v", j.Priority, h.s.tr.entries["1"].fails)
+	if j, _ := h.fake.Job("1"); j.Priority == 1000 || len(h.s.state.Entries["1"].Fails) != 0 {
+		t.Errorf("priority %d after the refusals ended, failures %v", j.Priority, h.s.state.Entries["1"].Fails)
 	}
 }
 
@@ -270,7 +272,7 @@ func TestGivebackArrayAndHet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(rep.Returned, compareID)
+	slices.SortFunc(rep.Returned, decision.CompareID)
 	if !slices.Equal(rep.Returned, []string{"10", "30"}) {
 		t.Errorf("handed back %v, want the array and the het leader", rep.Returned)
 	}

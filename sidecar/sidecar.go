@@ -3,15 +3,14 @@ package sidecar
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/internal/ownedpath"
-	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/predictor"
 )
 
@@ -26,8 +25,8 @@ type Sidecar struct {
 	m     *metrics
 	health
 
-	// tr is the decide step's state (tracker.go).
-	tr *tracker
+	// state is the decide step's state (package decision).
+	state *decision.State
 
 	acctFrom time.Time                // start of the next accounting query
 	active   map[string]*openIncident // open incidents by key
@@ -42,13 +41,6 @@ type Sidecar struct {
 	status atomic.Pointer[Status]
 	// lastPlan is the last successful cycle's plan (/plan).
 	lastPlan atomic.Pointer[ServedPlan]
-}
-
-// finishedJob remembers a job that left the queue until accounting reports
-// its run time, for the prediction error metric.
-type finishedJob struct {
-	est   float64
-	since float64
 }
 
 // Options are the sidecar's collaborators.
@@ -129,7 +121,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		cfg: cfg, slurm: o.Slurm, log: o.Log, m: newMetrics(),
 		active: map[string]*openIncident{}, seen: map[string]bool{}, reloads: o.Reload,
 	}
-	if s.tr, err = newTracker(cfg, o.Cluster, pred, mode, o.PartitionTiers, o.Slurm.SupportsDelivery, &s.givenBack); err != nil {
+	if s.state, err = decision.NewState(cfg.Settings(), o.Cluster, pred, mode, o.PartitionTiers, o.Slurm.SupportsDelivery, &s.givenBack); err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
 	s.m.setWriteMode(mode, fallback)
@@ -143,10 +135,10 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 		st, err := readState(cfg.StateFile)
 		switch {
 		case err == nil:
-			if err := s.tr.restore(st); err != nil {
+			if err := s.state.Restore(st); err != nil {
 				s.stateProblem(err)
 			}
-			s.record(s.tr.takeEvents())
+			s.record(s.state.TakeEvents())
 		case errors.Is(err, errNoState):
 		case errors.Is(err, ownedpath.ErrUntrusted):
 			// Another user could have written it: neither used nor moved.
@@ -169,13 +161,5 @@ func (s *Sidecar) stateProblem(err error) {
 		}
 	}
 	ev.Msg("state file unusable; rebuilding the state from Slurm")
-	s.tr.resetState()
-}
-
-func (tr *tracker) resetState() {
-	tr.pol, _ = policy.New(tr.cfg.Policy, tr.env)
-	tr.entries = map[string]*entry{}
-	tr.byTask = map[*policy.Task]*entry{}
-	tr.nextSeq, tr.nextDSeq = 0, 0
-	tr.clock = math.Inf(-1)
+	s.state.Reset()
 }

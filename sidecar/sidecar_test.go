@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/prediction"
 	"github.com/asrpt/asrpt/predictor"
@@ -157,7 +158,7 @@ func TestRunOnce(t *testing.T) {
 					t.Errorf("priorities short, mid, long = %v, want strictly decreasing", p)
 				}
 				for _, v := range p {
-					if !LowBand.Contains(v) {
+					if !decision.LowBand.Contains(v) {
 						t.Errorf("priority %d outside the unreleased band", v)
 					}
 				}
@@ -395,7 +396,7 @@ func TestRunOnce(t *testing.T) {
 					t.Fatalf("dispatched %d, want 1", rep.Dispatched)
 				}
 				j, _ := h.fake.Job("1")
-				if len(j.RequiredNodes) != 2 || !HighBand.Contains(j.Priority) {
+				if len(j.RequiredNodes) != 2 || !decision.HighBand.Contains(j.Priority) {
 					t.Errorf("nodes %v priority %d; want 2 nodes in the high band", j.RequiredNodes, j.Priority)
 				}
 				ws := h.fake.Writes()
@@ -424,7 +425,7 @@ func TestRunOnce(t *testing.T) {
 				if len(j.RequiredNodes) != 0 {
 					t.Errorf("nodes %v written for a request of 2 GPUs on each of 2 nodes", j.RequiredNodes)
 				}
-				if !HighBand.Contains(j.Priority) {
+				if !decision.HighBand.Contains(j.Priority) {
 					t.Errorf("priority %d not in the high band", j.Priority)
 				}
 			},
@@ -529,9 +530,9 @@ func TestRestartKeepsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.cycle(last) // the same time: writes the plan's values, saves
-	for _, e := range h.s.tr.entries {
-		if e.task != nil && e.ph == phQueued && e.released == math.IsNaN(e.task.Released) {
-			t.Fatalf("job %s: counted released=%v, policy Released=%v", e.id, e.released, e.task.Released)
+	for _, e := range h.s.state.Entries {
+		if e.Task != nil && e.Phase == decision.PhQueued && e.Released == math.IsNaN(e.Task.Released) {
+			t.Fatalf("job %s: counted released=%v, policy Released=%v", e.ID, e.Released, e.Task.Released)
 		}
 	}
 	h.fake.ResetWrites()
@@ -619,7 +620,7 @@ func TestGiveback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(rep.Returned, compareID)
+	slices.SortFunc(rep.Returned, decision.CompareID)
 	if !slices.Equal(rep.Returned, []string{"1", "3", "4"}) || rep.Skipped != 1 {
 		t.Errorf("returned %v skipped %d", rep.Returned, rep.Skipped)
 	}
@@ -633,7 +634,7 @@ func TestGiveback(t *testing.T) {
 	}
 	h2.cycle(t0.Add(time.Minute))
 	stray := pend("8", "mid", 1, t0)
-	stray.Priority = LowBand.Lo + 5
+	stray.Priority = decision.LowBand.Lo + 5
 	h2.fake.Submit(stray)
 	rep, err = GivebackFile(context.Background(), h2.fake, h2.cfg.StateFile, h2.cfg.Scope, true, zerolog.Nop())
 	if err != nil || len(rep.Returned) != 4 {
@@ -672,7 +673,7 @@ func TestDispatchGrace(t *testing.T) {
 	h.fake.Submit(pend("1", "short", 4, t0))
 	h.cycle(t0)
 	j, _ := h.fake.Job("1")
-	if len(j.RequiredNodes) != 1 || !HighBand.Contains(j.Priority) {
+	if len(j.RequiredNodes) != 1 || !decision.HighBand.Contains(j.Priority) {
 		t.Fatalf("nodes %v priority %d", j.RequiredNodes, j.Priority)
 	}
 	first := j.RequiredNodes[0]
@@ -693,8 +694,8 @@ func TestDispatchGrace(t *testing.T) {
 
 // TestStartedBeforeItsTurn: Slurm starts a job the policy still holds as
 // waiting; the job gets no more writes, is withdrawn from the policy once
-// startedCycles lists show it running, takes no GPUs from the others, and
-// is forgotten absentCycles lists after it left the queue.
+// decision.StartedCycles lists show it running, takes no GPUs from the others, and
+// is forgotten decision.AbsentCycles lists after it left the queue.
 func TestStartedBeforeItsTurn(t *testing.T) {
 	h := newHarness(t, 1, 4, true, nil)
 	h.fake.Submit(pend("1", "mid", 2, t0))
@@ -713,18 +714,18 @@ func TestStartedBeforeItsTurn(t *testing.T) {
 	if rep.Dispatched != 1 {
 		t.Errorf("dispatched %d, want job 1 only", rep.Dispatched)
 	}
-	if e := h.s.tr.entries["2"]; e == nil || e.task != nil {
+	if e := h.s.state.Entries["2"]; e == nil || e.Task != nil {
 		t.Errorf("job 2 still in the policy after its turn: %+v", e)
 	}
 	h.fake.Finish("2", 0, 0)
-	for i := range absentCycles {
-		if _, ok := h.s.tr.entries["2"]; !ok {
+	for i := range decision.AbsentCycles {
+		if _, ok := h.s.state.Entries["2"]; !ok {
 			t.Fatalf("job 2 forgotten after %d lists without it", i)
 		}
 		h.cycle(t0.Add(2*time.Hour + time.Duration(i)*time.Minute))
 	}
-	if _, ok := h.s.tr.entries["2"]; ok {
-		t.Errorf("job 2 still tracked after %d lists without it: %+v", absentCycles, h.s.tr.entries["2"])
+	if _, ok := h.s.state.Entries["2"]; ok {
+		t.Errorf("job 2 still tracked after %d lists without it: %+v", decision.AbsentCycles, h.s.state.Entries["2"])
 	}
 }
 
@@ -758,7 +759,7 @@ func TestParkedJobRejoinsItsPlace(t *testing.T) {
 	h.fake.Edit("2", func(j *slurmclient.Job) { j.Held = true })
 	h.fake.ResetWrites()
 	rep := h.cycle(at)
-	if e := h.s.tr.entries["2"]; e == nil || e.task != nil || !e.parked {
+	if e := h.s.state.Entries["2"]; e == nil || e.Task != nil || !e.Parked {
 		t.Fatalf("held job not parked: %+v", e)
 	}
 	if rep.Jobs["managed"] != 3 || writesTo(h.fake.Writes(), "2") != 0 {
@@ -862,16 +863,16 @@ func TestStateEstimatorNames(t *testing.T) {
 	h := newHarness(t, 2, 4, false, nil)
 	data := fmt.Sprintf(`{"version":%d,"policy":"asrpt","next_seq":3,"jobs":[`+
 		`{"job":{"ID":"1"},"seq":1,"phase":"queued","estimator":"\u001b[31mred"},`+
-		`{"job":{"ID":"2"},"seq":2,"phase":"queued","estimator":"forest"}]}`, stateVersion)
+		`{"job":{"ID":"2"},"seq":2,"phase":"queued","estimator":"forest"}]}`, decision.StateVersion)
 	if err := os.WriteFile(h.cfg.StateFile, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := h.newSidecar()
-	a, b := s.tr.entries["1"], s.tr.entries["2"]
+	a, b := s.state.Entries["1"], s.state.Entries["2"]
 	if a == nil || b == nil {
-		t.Fatalf("state not restored: %v", s.tr.entries)
+		t.Fatalf("state not restored: %v", s.state.Entries)
 	}
-	if a.est.Estimator != "" || b.est.Estimator != prediction.ByForest {
-		t.Errorf("estimators %q and %q restored, want \"\" and forest", a.est.Estimator, b.est.Estimator)
+	if a.Est.Estimator != "" || b.Est.Estimator != prediction.ByForest {
+		t.Errorf("estimators %q and %q restored, want \"\" and forest", a.Est.Estimator, b.Est.Estimator)
 	}
 }

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/reason"
 )
 
@@ -11,7 +12,7 @@ import (
 // saved: held). A stop that cannot be sent withdraws its job from the
 // policy for good (outcome failed). It returns an error only when the
 // context ended.
-func (s *Sidecar) signalStops(ctx context.Context, stops []*entry, dry, held bool, rep *CycleReport) error {
+func (s *Sidecar) signalStops(ctx context.Context, stops []*decision.Entry, dry, held bool, rep *CycleReport) error {
 	for _, e := range stops {
 		rep.Preempted++
 		switch {
@@ -24,9 +25,9 @@ func (s *Sidecar) signalStops(ctx context.Context, stops []*entry, dry, held boo
 			s.stopFailed(e, "the jobs were handed back", nil)
 			continue
 		}
-		d := delivery(e.stop.To)
+		d := decision.Delivery(e.Stop.To)
 		s.m.signals.Inc()
-		err := s.slurm.SignalJob(ctx, e.id, e.stop.Signal, d)
+		err := s.slurm.SignalJob(ctx, e.ID, e.Stop.Signal, d)
 		if err != nil {
 			s.stopFailed(e, "the signal could not be sent", err)
 			if ctx.Err() != nil {
@@ -34,24 +35,24 @@ func (s *Sidecar) signalStops(ctx context.Context, stops []*entry, dry, held boo
 			}
 			continue
 		}
-		e.signalSent = true
-		s.tr.dirty = true
-		s.log.Info().Str("job", e.id).Str("signal", e.stop.Signal).Str("delivery", d.String()).Int("grace_s", e.stop.Grace).
-			Int("preemptions", e.preemptions).Str("opt_in", e.stopFrom).Msg("preempting: stop signal sent")
+		e.SignalSent = true
+		s.state.Dirty = true
+		s.log.Info().Str("job", e.ID).Str("signal", e.Stop.Signal).Str("delivery", d.String()).Int("grace_s", e.Stop.Grace).
+			Int("preemptions", e.Preemptions).Str("opt_in", e.StopFrom).Msg("preempting: stop signal sent")
 	}
 	return nil
 }
 
 // stopFailed takes e, whose stop signal did not go out, out of the policy
 // for good: it runs on unmanaged and is never signalled again.
-func (s *Sidecar) stopFailed(e *entry, why string, err error) {
-	s.m.preemptions.WithLabelValues(outcomeFailed).Inc()
-	ev := s.log.Warn().Str("job", e.id)
+func (s *Sidecar) stopFailed(e *decision.Entry, why string, err error) {
+	s.m.preemptions.WithLabelValues(decision.OutcomeFailed).Inc()
+	ev := s.log.Warn().Str("job", e.ID)
 	if err != nil {
 		ev = ev.Err(err).Str("reason", Reason(err).String())
 	}
 	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
-	s.tr.withdraw(s.tr.clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
-	e.stopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
-	e.stopFrom = ""
+	s.state.Withdraw(s.state.Clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
+	e.StopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
+	e.StopFrom = ""
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/internal/fuzzbound"
 )
 
@@ -52,7 +53,7 @@ func FuzzReadState(f *testing.F) {
 					t.Fatalf("readState: %v, %v; want a corrupt-state error", st, err)
 				}
 			} else {
-				if st.Version != stateVersion {
+				if st.Version != decision.StateVersion {
 					t.Fatalf("accepted version %d", st.Version)
 				}
 				p2 := filepath.Join(dir, "again.json")
@@ -84,7 +85,7 @@ func FuzzReadState(f *testing.F) {
 				for _, j := range st.Jobs {
 					want = append(want, j.Job.ID)
 				}
-				for _, j := range s.tr.stateToSave().Jobs {
+				for _, j := range s.state.ToSave().Jobs {
 					got = append(got, j.Job.ID)
 				}
 				slices.Sort(want)

@@ -3,11 +3,13 @@ package sidecar
 import (
 	"cmp"
 	"encoding/json"
-	"github.com/asrpt/asrpt/reason"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/asrpt/asrpt/internal/buildinfo"
 	"github.com/asrpt/asrpt/slurmclient"
@@ -85,9 +87,9 @@ type TokenStatus struct {
 // ServedPlan is the plan of the daemon's last successful cycle, served on
 // /plan (asrpt plan shows it): the decisions it wrote, not a fresh dry run.
 type ServedPlan struct {
-	Time   time.Time `json:"time"`
-	DryRun bool      `json:"dry_run"`
-	Rows   []PlanRow `json:"rows"`
+	Time   time.Time          `json:"time"`
+	DryRun bool               `json:"dry_run"`
+	Rows   []decision.PlanRow `json:"rows"`
 }
 
 // maxServedPlanRows bounds the rows /plan serves (the head of the queue
@@ -113,7 +115,7 @@ const maxStatusJobs = 200
 func (s *Sidecar) publishStatus(rep CycleReport, err error) {
 	bi := buildinfo.Get()
 	st := &Status{Version: bi.Version, Started: time.Unix(0, s.started.Load()), DryRun: s.cfg.DryRun,
-		Policy: s.cfg.Policy, IntervalS: s.cfg.Interval.Seconds(), WriteMode: string(s.tr.mode), Stages: map[string]int{}}
+		Policy: s.cfg.Policy, IntervalS: s.cfg.Interval.Seconds(), WriteMode: string(s.state.Mode), Stages: map[string]int{}}
 	cs := &CycleStatus{Time: rep.Time, OK: err == nil, DurationS: rep.Duration.Seconds(), Jobs: rep.Jobs,
 		Writes: rep.Writes, Failed: rep.Failed}
 	if err != nil {
@@ -130,27 +132,27 @@ func (s *Sidecar) publishStatus(rep CycleReport, err error) {
 	}
 	s.m.slurmUp.Set(up)
 	handsOff := 0
-	for _, e := range s.tr.entries {
-		switch e.ph {
-		case phQueued:
+	for _, e := range s.state.Entries {
+		switch e.Phase {
+		case decision.PhQueued:
 			st.Stages["queued"]++
-		case phDispatched:
+		case decision.PhDispatched:
 			st.Stages["dispatched"]++
-		case phRunning:
+		case decision.PhRunning:
 			st.Stages["running"]++
 		default:
 			st.Stages["left_alone"]++
-			why := e.why
-			if e.handsOff {
+			why := e.Why
+			if e.HandsOff {
 				why, handsOff = reason.Of(reason.AdminPriority, "priority set by an admin"), handsOff+1
 			}
 			if !why.None() {
-				st.LeftAlone = append(st.LeftAlone, LeftAloneJob{JobID: e.id, Code: why.Code, Reason: why.Detail})
+				st.LeftAlone = append(st.LeftAlone, LeftAloneJob{JobID: e.ID, Code: why.Code, Reason: why.Detail})
 			}
 		}
 	}
 	s.m.handsOff.Set(float64(handsOff))
-	slices.SortFunc(st.LeftAlone, func(a, b LeftAloneJob) int { return compareID(a.JobID, b.JobID) })
+	slices.SortFunc(st.LeftAlone, func(a, b LeftAloneJob) int { return decision.CompareID(a.JobID, b.JobID) })
 	if len(st.LeftAlone) > maxStatusJobs {
 		st.LeftAlone = st.LeftAlone[:maxStatusJobs]
 	}

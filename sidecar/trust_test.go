@@ -12,6 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/internal/ownedpath"
 )
 
@@ -122,7 +124,7 @@ func TestUntrustedStateFiles(t *testing.T) {
 			for _, dry := range []bool{false, true} {
 				cfg := h.cfg
 				cfg.DryRun = dry
-				_, err := New(cfg, Options{Cluster: h.s.tr.nodes.cl, Slurm: h.fake, Predictor: h.pred, Log: zerolog.Nop()})
+				_, err := New(cfg, Options{Cluster: cluster.Uniform(2, 4), Slurm: h.fake, Predictor: h.pred, Log: zerolog.Nop()})
 				check(fmt.Sprintf("New (dry run %v)", dry), err)
 			}
 			before := h.fake.Calls("UpdateJob") + h.fake.Calls("Jobs")
@@ -140,7 +142,7 @@ func plant(t *testing.T, path string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"version":%d,"policy":"asrpt","clock":0,"next_seq":1,"next_dispatch_seq":0,"saved_at":%d,`+
 		`"jobs":[{"job":{"id":"1"},"seq":0,"est_s":1,"known":true,"phase":"queued","remaining_s":1,"released":false,"order":0,"priority":%d}]}`,
-		stateVersion, time.Now().Unix(), LowBand.Lo+1)
+		decision.StateVersion, time.Now().Unix(), decision.LowBand.Lo+1)
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

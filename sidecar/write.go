@@ -8,18 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/slurmclient"
 )
-
-// writeFailure is the last failed write of one kind to one job.
-type writeFailure struct {
-	// logged lists the reasons already logged for this job.
-	logged []FailReason
-	// n counts the failures in a row; next is the earliest time of the
-	// next try, Unix seconds.
-	n    int
-	next float64
-}
 
 // maxWriteBackoff bounds the wait before a failed write to one job is
 // tried again: after the n-th failure in a row the next try waits
@@ -41,33 +32,33 @@ const maxNodeListTries = 3
 // to the leader to the leader only). It returns an error only when writing
 // cannot go on (the token or the privileges are refused, the context
 // ended).
-func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleReport) error {
-	ds := p.decisions
+func (s *Sidecar) apply(ctx context.Context, p *decision.Plan, dry bool, rep *CycleReport) error {
+	ds := p.Decisions
 	if !dry && s.cfg.StateFile != "" {
 		broken, _ := s.stateBroken.Load().(string)
-		if s.recordIntents(ds) || broken != "" || len(p.stops) > 0 {
+		if s.recordIntents(ds) || broken != "" || len(p.Stops) > 0 {
 			if err := s.saveState(); err != nil {
 				// Nothing goes out that the state could not undo, and no
 				// signal the state does not record.
 				s.m.writesHeld.Inc()
 				rep.WritesHeld = true
-				return s.signalStops(ctx, p.stops, dry, true, rep)
+				return s.signalStops(ctx, p.Stops, dry, true, rep)
 			}
 		}
 	}
 	// Stop signals first: the victims' grace runs while the head's values
 	// are written.
-	if err := s.signalStops(ctx, p.stops, dry, false, rep); err != nil {
+	if err := s.signalStops(ctx, p.Stops, dry, false, rep); err != nil {
 		return err
 	}
 	budget := s.cfg.WriteLimit
 	failedInRow := 0
 	for _, d := range ds {
-		e, nodes, gpn := d.e, d.nodes, d.gpn
-		if e.sj == nil || !e.sj.Pending() {
-			continue // missing from this list, or shown not pending (absentCycles, startedCycles)
+		e, nodes, gpn := d.Entry, d.Nodes, d.GPUsPerNode
+		if e.Record == nil || !e.Record.Pending() {
+			continue // missing from this list, or shown not pending (AbsentCycles, StartedCycles)
 		}
-		if nodes != nil && (!slices.Equal(nodes, e.nodes) || gpn != e.gpn) && s.due(e, "nodes", rep) {
+		if nodes != nil && (!slices.Equal(nodes, e.Nodes) || gpn != e.GPUsPerNode) && s.due(e, "nodes", rep) {
 			if budget == 0 {
 				rep.Deferred++
 				continue
@@ -77,15 +68,15 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 			// that reaches a running job resizes it), and it leaves the
 			// job's eligible time alone (a hold and release would not).
 			u := slurmclient.JobUpdate{RequiredNodes: nodes, Guard: true}
-			if s.tr.mode == WriteFactor {
-				f := d.factor
+			if s.state.Mode == WriteFactor {
+				f := d.Factor
 				u.SiteFactor = &f
 			} else {
-				p := d.priority
+				p := d.Priority
 				u.Priority = &p
 			}
 			if gpn > 0 {
-				u.GPUsPerNode, u.GPUType = &gpn, e.sj.GPUs.Type
+				u.GPUsPerNode, u.GPUType = &gpn, e.Record.GPUs.Type
 			}
 			budget--
 			stop, reason, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow)
@@ -98,15 +89,15 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 				continue
 			}
 		}
-		if s.tr.mode == WriteFactor {
-			if d.setFactor && (d.factor != e.factor || e.prio != 0) && s.due(e, "site_factor", rep) {
+		if s.state.Mode == WriteFactor {
+			if d.SetFactor && (d.Factor != e.Factor || e.Prio != 0) && s.due(e, "site_factor", rep) {
 				if budget == 0 {
 					rep.Deferred++
 					continue
 				}
-				f := d.factor
+				f := d.Factor
 				u := slurmclient.JobUpdate{SiteFactor: &f}
-				if e.prio != 0 {
+				if e.Prio != 0 {
 					release := false
 					u.Hold = &release
 				}
@@ -122,12 +113,12 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 			}
 			continue
 		}
-		if d.priority != e.prio && s.due(e, "priority", rep) {
+		if d.Priority != e.Prio && s.due(e, "priority", rep) {
 			if budget == 0 {
 				rep.Deferred++
 				continue
 			}
-			p := d.priority
+			p := d.Priority
 			budget--
 			if stop, _, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
 				return err
@@ -137,7 +128,7 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 	s.m.deferred.Add(float64(rep.Deferred))
 	hi := 0
 	for _, d := range ds {
-		if d.e.high() {
+		if d.Entry.High() {
 			hi++
 		}
 	}
@@ -152,12 +143,12 @@ func (s *Sidecar) apply(ctx context.Context, p *cyclePlan, dry bool, rep *CycleR
 // plans components of unequal priority apart. A failure is recorded
 // against e's site factor (the leader is then not written, so that the
 // whole job is written again after the backoff).
-func (s *Sidecar) writeComponents(ctx context.Context, e *entry, f uint32, dry bool, rep *CycleReport, inRow *int) (stop, ok bool, err error) {
-	if e.sj.Shape() != slurmclient.ShapeHetLeader {
+func (s *Sidecar) writeComponents(ctx context.Context, e *decision.Entry, f uint32, dry bool, rep *CycleReport, inRow *int) (stop, ok bool, err error) {
+	if e.Record.Shape() != slurmclient.ShapeHetLeader {
 		return false, true, nil
 	}
-	for _, c := range e.sj.Het.Components {
-		if c == e.id {
+	for _, c := range e.Record.Het.Components {
+		if c == e.ID {
 			continue
 		}
 		if stop, reason, err := s.writeTo(ctx, e, c, "site_factor", slurmclient.JobUpdate{SiteFactor: &f}, dry, rep, inRow); stop || reason != FailNone {
@@ -175,7 +166,7 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *entry, f uint32, dry b
 // can undo it even if the sidecar dies before the cycle's own save. The
 // marks over-approximate (a write the limit defers is marked too); a
 // giveback of a job that holds nothing is harmless.
-func (s *Sidecar) recordIntents(ds []decision) bool {
+func (s *Sidecar) recordIntents(ds []decision.Decision) bool {
 	changed := false
 	mark := func(b *bool) {
 		if !*b {
@@ -183,41 +174,41 @@ func (s *Sidecar) recordIntents(ds []decision) bool {
 		}
 	}
 	for _, d := range ds {
-		e := d.e
-		if e.sj == nil || !e.sj.Pending() {
+		e := d.Entry
+		if e.Record == nil || !e.Record.Pending() {
 			continue
 		}
-		nodes := d.nodes != nil && (!slices.Equal(d.nodes, e.nodes) || d.gpn != e.gpn)
+		nodes := d.Nodes != nil && (!slices.Equal(d.Nodes, e.Nodes) || d.GPUsPerNode != e.GPUsPerNode)
 		if nodes {
-			mark(&e.wroteNodes)
+			mark(&e.WroteNodes)
 		}
-		if s.tr.mode == WriteFactor {
-			if d.factor != 0 && (nodes || d.setFactor) {
-				mark(&e.mayFactor)
-				if d.setFactor && e.sj.Shape() == slurmclient.ShapeHetLeader {
+		if s.state.Mode == WriteFactor {
+			if d.Factor != 0 && (nodes || d.SetFactor) {
+				mark(&e.MayFactor)
+				if d.SetFactor && e.Record.Shape() == slurmclient.ShapeHetLeader {
 					// Each component is written its factor by its own id.
-					for _, c := range e.sj.Het.Components {
-						if c != e.id && !slices.Contains(e.hetFactor, c) {
-							e.hetFactor, changed = append(e.hetFactor, c), true
+					for _, c := range e.Record.Het.Components {
+						if c != e.ID && !slices.Contains(e.HetFactor, c) {
+							e.HetFactor, changed = append(e.HetFactor, c), true
 						}
 					}
 				}
 			}
-		} else if nodes || d.priority != e.prio {
-			mark(&e.mayPrio)
+		} else if nodes || d.Priority != e.Prio {
+			mark(&e.MayPrio)
 		}
 	}
 	if changed {
-		s.tr.dirty = true
+		s.state.Dirty = true
 	}
 	return changed
 }
 
 // due reports whether a write of kind to e may be sent now: not while the
 // backoff after its last failure runs.
-func (s *Sidecar) due(e *entry, kind string, rep *CycleReport) bool {
-	f := e.fails[kind]
-	if f == nil || s.tr.clock >= f.next {
+func (s *Sidecar) due(e *decision.Entry, kind string, rep *CycleReport) bool {
+	f := e.Fails[kind]
+	if f == nil || s.state.Clock >= f.Next {
 		return true
 	}
 	rep.Backoff++
@@ -234,23 +225,23 @@ const maxFailuresInRow = 3
 // update and refuses a job that is no longer pending, so nothing is sent
 // to a job Slurm has started since this cycle's read; a value Slurm
 // applied although it answered an error counts as written.
-func (s *Sidecar) write(ctx context.Context, e *entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason FailReason, err error) {
-	return s.writeTo(ctx, e, e.id, kind, u, dry, rep, inRow)
+func (s *Sidecar) write(ctx context.Context, e *decision.Entry, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason FailReason, err error) {
+	return s.writeTo(ctx, e, e.ID, kind, u, dry, rep, inRow)
 }
 
 // writeTo is write to job id, e's own or, for a site factor, that of one of
 // heterogeneous job e's components (recorded in e.hetFactor, for giveback);
 // a failure counts against e.
-func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason FailReason, err error) {
+func (s *Sidecar) writeTo(ctx context.Context, e *decision.Entry, id, kind string, u slurmclient.JobUpdate, dry bool, rep *CycleReport, inRow *int) (stop bool, reason FailReason, err error) {
 	rep.Writes[kind]++
 	if dry {
 		return false, "", nil
 	}
 	s.m.requests.WithLabelValues(kind).Inc()
-	if len(u.RequiredNodes) > 0 && !e.wroteNodes {
-		e.wroteNodes, s.tr.dirty = true, true
+	if len(u.RequiredNodes) > 0 && !e.WroteNodes {
+		e.WroteNodes, s.state.Dirty = true, true
 	}
-	if e.fails[kind] != nil {
+	if e.Fails[kind] != nil {
 		s.m.retries.WithLabelValues(kind).Inc()
 	}
 	err = s.slurm.UpdateJob(ctx, id, u)
@@ -261,29 +252,29 @@ func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slur
 			s.m.appliedDespite.WithLabelValues(kind).Inc()
 			s.log.Debug().Err(err).Str("job", id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
 		}
-		s.tr.dirty = true
-		if id != e.id {
-			if !slices.Contains(e.hetFactor, id) {
-				e.hetFactor = append(e.hetFactor, id)
+		s.state.Dirty = true
+		if id != e.ID {
+			if !slices.Contains(e.HetFactor, id) {
+				e.HetFactor = append(e.HetFactor, id)
 			}
 			return false, "", nil
 		}
-		delete(e.fails, kind)
+		delete(e.Fails, kind)
 		if u.Priority != nil {
-			e.prio, e.mayPrio = *u.Priority, false // known now
+			e.Prio, e.MayPrio = *u.Priority, false // known now
 		} else if u.Hold != nil && !*u.Hold {
 			// Released without a priority: the priority plugin's value
 			// stands.
-			e.prio = 0
+			e.Prio = 0
 		}
 		if u.SiteFactor != nil {
-			e.factor = *u.SiteFactor
+			e.Factor = *u.SiteFactor
 		}
 		if u.RequiredNodes != nil {
-			e.nodes = slices.Clone(u.RequiredNodes)
-			e.gpn = 0
+			e.Nodes = slices.Clone(u.RequiredNodes)
+			e.GPUsPerNode = 0
 			if u.GPUsPerNode != nil {
-				e.gpn = *u.GPUsPerNode
+				e.GPUsPerNode = *u.GPUsPerNode
 			}
 		}
 		return false, "", nil
@@ -317,36 +308,36 @@ func (s *Sidecar) writeTo(ctx context.Context, e *entry, id, kind string, u slur
 // backoff that doubles with each failure in a row; a node list that Slurm
 // refused as invalid, or that failed maxNodeListTries times, is not tried
 // again for this job. Each job's failure is logged once per reason.
-func (s *Sidecar) failed(e *entry, kind string, reason FailReason, err error) {
-	if e.fails == nil {
-		e.fails = map[string]*writeFailure{}
+func (s *Sidecar) failed(e *decision.Entry, kind string, reason FailReason, err error) {
+	if e.Fails == nil {
+		e.Fails = map[string]*decision.WriteFailure{}
 	}
-	f := e.fails[kind]
+	f := e.Fails[kind]
 	if f == nil {
-		f = &writeFailure{}
-		e.fails[kind] = f
+		f = &decision.WriteFailure{}
+		e.Fails[kind] = f
 	}
-	f.n++
-	wait := math.Min(s.cfg.Interval.Seconds()*math.Exp2(float64(f.n-1)), maxWriteBackoff.Seconds())
-	f.next = s.tr.clock + wait
-	s.tr.dirty = true
-	giveUp := kind == "nodes" && (reason.NodesFinal() || f.n >= maxNodeListTries)
+	f.N++
+	wait := math.Min(s.cfg.Interval.Seconds()*math.Exp2(float64(f.N-1)), maxWriteBackoff.Seconds())
+	f.Next = s.state.Clock + wait
+	s.state.Dirty = true
+	giveUp := kind == "nodes" && (reason.NodesFinal() || f.N >= maxNodeListTries)
 	if giveUp {
-		e.noNodes = true
+		e.NoNodes = true
 	}
 	if reason == FailNotApplied {
 		// Slurm answered success but the job differs: assume nothing asrpt
 		// can rely on.
 		switch kind {
 		case "priority":
-			e.prio = 0
+			e.Prio = 0
 		case "nodes":
-			e.nodes = nil
+			e.Nodes = nil
 		}
 	}
-	if !slices.Contains(f.logged, reason) {
-		f.logged = append(f.logged, reason)
-		ev := s.log.Warn().Err(err).Str("job", e.id).Str("kind", kind).Stringer("reason", reason)
+	if !slices.Contains(f.Logged, string(reason)) {
+		f.Logged = append(f.Logged, string(reason))
+		ev := s.log.Warn().Err(err).Str("job", e.ID).Str("kind", kind).Stringer("reason", reason)
 		if giveUp {
 			ev.Msg("write failed; no further node list for this job")
 		} else {

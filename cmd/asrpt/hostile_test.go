@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"github.com/asrpt/asrpt/reason"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/rs/zerolog"
 
@@ -21,10 +23,10 @@ var updateHostile = flag.Bool("update-hostile", false, "rewrite testdata/*-hosti
 // hostilePlan is a plan whose job names, users, comments (the profile
 // refused) and notes hold what Slurm users may write (issue 25: a job
 // name with ESC, CR or LF forged plan lines and set the terminal title).
-func hostilePlan() []sidecar.PlanRow {
-	var rows []sidecar.PlanRow
+func hostilePlan() []decision.PlanRow {
+	var rows []decision.PlanRow
 	for i, n := range hostile.Names() {
-		rows = append(rows, sidecar.PlanRow{JobID: "10" + string(rune('0'+i)), User: "u-" + n, Name: n, Shape: "plain", GPUs: 1,
+		rows = append(rows, decision.PlanRow{JobID: "10" + string(rune('0'+i)), User: "u-" + n, Name: n, Shape: "plain", GPUs: 1,
 			Predicted: 60, Known: true, Stage: "released", Rank: i + 1, Profile: "m" + n, ProfileSource: "comment",
 			ProfileProblem: "bad asrpt: word " + n, Reason: reason.NoRoom, Note: "reason " + n, Nodes: []string{"gpu" + n}})
 	}

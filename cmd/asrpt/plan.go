@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/internal/ownedpath"
 	"github.com/asrpt/asrpt/internal/safetext"
 	"github.com/asrpt/asrpt/internal/statusauth"
@@ -85,7 +86,7 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // writePlan prints the plan as a table in squeue's spirit. Every text
 // field is escaped (safetext.Escape): job names, users, comments and
 // Slurm's reasons are written by others.
-func writePlan(w io.Writer, rows []sidecar.PlanRow) error {
+func writePlan(w io.Writer, rows []decision.PlanRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOBID\tUSER\tNAME\tSHAPE\tGPUS\tPROFILE\tPREDICTED\tESTIMATOR\tVIRTUAL_REMAINING\tRANK\tPRIORITY(now->new)\tSITE_FACTOR(now->new)\tNODES\tALPHA\tREASON\tNOTE")
 	e := safetext.Escape

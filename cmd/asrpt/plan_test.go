@@ -4,20 +4,21 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"github.com/asrpt/asrpt/reason"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
+
 	"github.com/asrpt/asrpt/internal/golden"
-	"github.com/asrpt/asrpt/sidecar"
 )
 
 var updatePlan = flag.Bool("update-plan", false, "rewrite testdata/plan.golden")
 
 func TestWritePlanGolden(t *testing.T) {
-	rows := []sidecar.PlanRow{
+	rows := []decision.PlanRow{
 		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Estimator: "forest", Stage: "dispatched", Rank: 1,
 			PriorityNow: 1000, PriorityNew: 1610612735, Nodes: []string{"gpu01", "gpu02"},
 			Profile: "bert-large", ProfileSource: "comment", Heavy: true, AlphaMin: 0.137, Alpha: 0.152},
@@ -40,7 +41,7 @@ func TestWritePlanGolden(t *testing.T) {
 	// Factor mode: the priority stays the priority plugin's; the site
 	// factor asrpt wrote and the one it writes.
 	u := func(v uint32) *uint32 { return &v }
-	rows = []sidecar.PlanRow{
+	rows = []decision.PlanRow{
 		{JobID: "17", User: "ana", Name: "bert-ft", Shape: "plain", GPUs: 8, Predicted: 3725, Known: true, Estimator: "forest", Stage: "dispatched", Rank: 1,
 			PriorityNow: 11200, PriorityNew: 11200, SiteFactorNow: u(9500), SiteFactorNew: u(10000), Nodes: []string{"gpu01", "gpu02"}},
 		{JobID: "18", User: "bo", Name: "resnet", Shape: "plain", GPUs: 1, Predicted: 45, Known: true, Stage: "waiting", Reason: reason.VirtualQueue, Rank: 2,
@@ -57,7 +58,7 @@ func TestWritePlanGolden(t *testing.T) {
 	// asrpt-preempt: the running jobs, whether asrpt may stop them, and why
 	// not.
 	yes, no := true, false
-	rows = []sidecar.PlanRow{
+	rows = []decision.PlanRow{
 		{JobID: "40", User: "ana", Name: "train-llm", Shape: "plain", GPUs: 8, Predicted: 86400, Known: true, Estimator: "forest", Stage: "running",
 			PriorityNow: 5000, PriorityNew: 5000, Preemptible: &yes, Stop: "USR1@120", StopFrom: "comment", Preemptions: 1},
 		{JobID: "41", User: "bo", Name: "train-vit", Shape: "plain", GPUs: 4, Predicted: 7200, Known: true, Stage: "stopping",

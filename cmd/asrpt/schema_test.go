@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/asrpt/asrpt/reason"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
+
 	"github.com/asrpt/asrpt/internal/buildinfo"
 	"github.com/asrpt/asrpt/internal/golden"
-	"github.com/asrpt/asrpt/sidecar"
 )
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite testdata/schema/*.txt")
@@ -98,7 +99,7 @@ func TestJSONSchemas(t *testing.T) {
 			return b
 		},
 		"plan": func() []byte {
-			b, _ := json.Marshal([]sidecar.PlanRow{{JobID: "1", User: "u", Name: "n", Shape: "plain", GPUs: 8, Predicted: 60, Known: true,
+			b, _ := json.Marshal([]decision.PlanRow{{JobID: "1", User: "u", Name: "n", Shape: "plain", GPUs: 8, Predicted: 60, Known: true,
 				Stage: "dispatched", Rank: 1, PriorityNow: 1, PriorityNew: 2, SiteFactorNow: new(uint32), SiteFactorNew: new(uint32),
 				Nodes: []string{"a"}, Reason: reason.NoPlacement, Note: "x", Family: "n",
 				Profile: "gpt2-1.5b", ProfileSource: "comment", ProfileProblem: "p", AlphaMin: 1, Alpha: 1, Heavy: true}})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"github.com/asrpt/asrpt/reason"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/decision"
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/asrpt/asrpt/internal/golden"
 	"github.com/asrpt/asrpt/internal/statusauth"
@@ -178,7 +180,7 @@ func TestFrontHandler(t *testing.T) {
 // TestPlanAsksTheDaemon: asrpt plan shows the running sidecar's plan when
 // one answers on metrics.listen, and says so on stderr.
 func TestPlanAsksTheDaemon(t *testing.T) {
-	plan := sidecar.ServedPlan{Time: time.Now(), Rows: []sidecar.PlanRow{{JobID: "77", User: "u", Name: "n", Shape: "plain", GPUs: 2,
+	plan := sidecar.ServedPlan{Time: time.Now(), Rows: []decision.PlanRow{{JobID: "77", User: "u", Name: "n", Shape: "plain", GPUs: 2,
 		Predicted: 60, Known: true, Stage: "released", Rank: 1, PriorityNow: 5, PriorityNew: 5}}}
 	dir := t.TempDir()
 	_, addr := daemonAt(t, filepath.Join(dir, "state.json"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,9 +1,10 @@
-package sidecar
+package decision
 
 import (
 	"cmp"
-	"github.com/asrpt/asrpt/reason"
 	"slices"
+
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -31,7 +32,7 @@ import (
 
 // standable reports whether a job that eligible refused for why keeps its
 // standing through asrpt's writes.
-func (tr *tracker) standable(sj *slurmclient.Job, why reason.Reason) bool {
+func (tr *State) standable(sj *slurmclient.Job, why reason.Reason) bool {
 	switch why.Code {
 	case reason.NoGPUs, reason.LargerThanCluster:
 	default:
@@ -56,19 +57,19 @@ func (a ownKey) ahead(b ownKey) bool {
 	if a.submit != b.submit {
 		return a.submit < b.submit
 	}
-	return compareID(a.id, b.id) < 0
+	return CompareID(a.id, b.id) < 0
 }
 
 // ownKey returns e's key in Slurm's own order under write mode mode. In factor mode the priority
 // plugin's value less the site factor asrpt wrote; otherwise, or once asrpt
 // has set an explicit priority, the priority the job had when asrpt first
 // saw it.
-func (e *entry) ownKey(mode WriteMode) ownKey {
-	k := ownKey{prio: e.base, id: e.id}
-	if e.sj != nil {
-		k.submit = e.sj.Submit.Unix()
-		if mode == WriteFactor && e.prio == 0 && e.sj.Priority >= e.factor {
-			k.prio = e.sj.Priority - e.factor
+func (e *Entry) ownKey(mode WriteMode) ownKey {
+	k := ownKey{prio: e.base, id: e.ID}
+	if e.Record != nil {
+		k.submit = e.Record.Submit.Unix()
+		if mode == WriteFactor && e.Prio == 0 && e.Record.Priority >= e.Factor {
+			k.prio = e.Record.Priority - e.Factor
 		}
 	}
 	return k
@@ -79,10 +80,10 @@ func (e *entry) ownKey(mode WriteMode) ownKey {
 // order puts behind it (at the end when there is none), in Slurm's own
 // order among themselves. Work: O((n + m) log n) for n ranked and m
 // standing jobs.
-func (tr *tracker) withStanding(ranked []*entry) []*entry {
-	var st []*entry
-	for _, e := range tr.entries {
-		if e.standing && e.sj != nil && e.sj.Pending() && !e.sj.Held && e.heldBack == "" && !e.handsOff {
+func (tr *State) withStanding(ranked []*Entry) []*Entry {
+	var st []*Entry
+	for _, e := range tr.Entries {
+		if e.standing && e.Record != nil && e.Record.Pending() && !e.Record.Held && e.heldBack == "" && !e.HandsOff {
 			st = append(st, e)
 		}
 	}
@@ -97,7 +98,7 @@ func (tr *tracker) withStanding(ranked []*entry) []*entry {
 	}
 	own := make([]ranked1, len(ranked))
 	for i, e := range ranked {
-		own[i] = ranked1{e.ownKey(tr.mode), i}
+		own[i] = ranked1{e.ownKey(tr.Mode), i}
 	}
 	slices.SortFunc(own, func(a, b ranked1) int {
 		if a.k.ahead(b.k) {
@@ -114,13 +115,13 @@ func (tr *tracker) withStanding(ranked []*entry) []*entry {
 		first[j] = min(first[j+1], own[j].rank)
 	}
 	type placed struct {
-		e   *entry
+		e   *Entry
 		k   ownKey
 		pos int
 	}
 	ps := make([]placed, len(st))
 	for i, e := range st {
-		k := e.ownKey(tr.mode)
+		k := e.ownKey(tr.Mode)
 		// own[j:] are the ranked jobs Slurm's own order puts behind e.
 		j, _ := slices.BinarySearchFunc(own, k, func(m ranked1, u ownKey) int {
 			if m.k.ahead(u) {
@@ -139,7 +140,7 @@ func (tr *tracker) withStanding(ranked []*entry) []*entry {
 		}
 		return 1
 	})
-	out := make([]*entry, 0, len(ranked)+len(ps))
+	out := make([]*Entry, 0, len(ranked)+len(ps))
 	j := 0
 	for i, e := range ranked {
 		for j < len(ps) && ps[j].pos <= i {

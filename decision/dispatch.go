@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"cmp"
@@ -14,7 +14,7 @@ import (
 // would not start it there: memory, CPUs, features the model does not
 // know), gets a new Heavy-Edge placement, away from the old nodes when
 // possible; one that fits nowhere keeps no placement until it does.
-func (tr *tracker) placeDispatched(t float64, free *placement.Free) {
+func (tr *State) placeDispatched(t float64, free *placement.Free) {
 	ds := tr.dispatched()
 	grace := tr.cfg.DispatchGrace.Seconds()
 	for _, e := range ds {
@@ -23,38 +23,38 @@ func (tr *tracker) placeDispatched(t float64, free *placement.Free) {
 				continue
 			}
 			if err := free.Give(&e.place); err != nil {
-				tr.note(event{kind: evPlacementFailed, job: e.id, err: err})
+				tr.note(Event{Kind: EvPlacementFailed, Job: e.ID, Err: err})
 				continue
 			}
 			avoid := free.Clone()
 			_ = avoid.Take(&e.place)
 			if p, err := tr.placeOn(avoid, e); err == nil && free.Take(&p) == nil {
 				e.place, e.placedAt = p, t
-				tr.note(event{kind: evReplaced, job: e.id})
-				tr.dirty = true
+				tr.note(Event{Kind: EvReplaced, Job: e.ID})
+				tr.Dirty = true
 				continue
 			}
 		}
 		p, err := tr.placeOn(free, e)
 		if st := policy.StatusOf(err); st.Code != policy.Fits {
 			if st.Code == policy.Failed {
-				tr.note(event{kind: evPlacementFailed, job: e.id, err: err})
+				tr.note(Event{Kind: EvPlacementFailed, Job: e.ID, Err: err})
 			}
 			e.placed = false
 			continue
 		}
 		if free.Take(&p) == nil {
 			e.place, e.placed, e.placedAt = p, true, t
-			tr.note(event{kind: evReplaced, job: e.id})
-			tr.dirty = true
+			tr.note(Event{Kind: EvReplaced, Job: e.ID})
+			tr.Dirty = true
 		}
 	}
 }
 
 // placeOn places e by its profile on the free GPUs of the nodes it may
 // use (free is not changed), through the replay's placement code.
-func (tr *tracker) placeOn(free *placement.Free, e *entry) (placement.Placement, error) {
-	t := e.task
+func (tr *State) placeOn(free *placement.Free, e *Entry) (placement.Placement, error) {
+	t := e.Task
 	if t == nil { // dispatched before a restart: not back in the policy
 		t = &policy.Task{Job: &e.job, Prof: e.prof.Profile}
 	}
@@ -62,21 +62,21 @@ func (tr *tracker) placeOn(free *placement.Free, e *entry) (placement.Placement,
 }
 
 // dispatched returns the dispatched jobs in dispatch order.
-func (tr *tracker) dispatched() []*entry {
-	var ds []*entry
-	for _, e := range tr.entries {
-		if e.ph == phDispatched {
+func (tr *State) dispatched() []*Entry {
+	var ds []*Entry
+	for _, e := range tr.Entries {
+		if e.Phase == PhDispatched {
 			ds = append(ds, e)
 		}
 	}
-	slices.SortFunc(ds, func(a, b *entry) int { return cmp.Compare(a.dseq, b.dseq) })
+	slices.SortFunc(ds, func(a, b *Entry) int { return cmp.Compare(a.dseq, b.dseq) })
 	return ds
 }
 
 // schedule runs the policy's scheduling pass through policy.Env.Dispatch,
 // the replay's code path, with the nodes each job's request may use, and
 // returns the number of jobs whose turn came.
-func (tr *tracker) schedule(t float64, free *placement.Free) int {
+func (tr *State) schedule(t float64, free *placement.Free) int {
 	started, preempted := tr.env.Dispatch(tr.pol, t, free, tr.allow)
 	tr.stopping(t, preempted)
 	n := 0
@@ -85,8 +85,8 @@ func (tr *tracker) schedule(t float64, free *placement.Free) int {
 		if e == nil {
 			continue
 		}
-		tr.dirty = true
-		e.ph, e.dseq = phDispatched, tr.nextDSeq
+		tr.Dirty = true
+		e.Phase, e.dseq = PhDispatched, tr.nextDSeq
 		tr.nextDSeq++
 		e.place, e.placed, e.placedAt = d.Task.Placement, d.Placed, t
 		if !d.Placed {
@@ -98,7 +98,7 @@ func (tr *tracker) schedule(t float64, free *placement.Free) int {
 }
 
 // allow is the policy.NodeFilter of the sidecar's jobs: mayUse.
-func (tr *tracker) allow(t *policy.Task, node int) bool {
+func (tr *State) allow(t *policy.Task, node int) bool {
 	e := tr.byTask[t]
 	return e == nil || tr.nodes.mayUse(e, node)
 }

@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"math"
@@ -73,7 +73,7 @@ func (nv *nodeView) claimTiers(jobs []slurmclient.Job, now float64) {
 // outranked reports whether pending jobs of a partition of a higher
 // PriorityTier than any of e's own partitions on cluster node i wait for
 // that node: Slurm would give it to them first.
-func (nv *nodeView) outranked(e *entry, i int, parts []string) bool {
+func (nv *nodeView) outranked(e *Entry, i int, parts []string) bool {
 	if i >= len(nv.tierClaim) || nv.tierClaim[i] == 0 {
 		return false
 	}
@@ -153,19 +153,19 @@ func (nv *nodeView) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job, 
 // (outranked), the job does not exclude it, and, for a job that named its
 // own nodes, it is one of them. A job pinned to a node it cannot use would wait for ever, or
 // start elsewhere than asrpt planned.
-func (nv *nodeView) mayUse(e *entry, i int) bool {
-	if e.sj == nil {
+func (nv *nodeView) mayUse(e *Entry, i int) bool {
+	if e.Record == nil {
 		return true
 	}
 	name := nv.cl.Nodes[i].Name
-	if slices.Contains(e.sj.ExcludedNodes, name) {
+	if slices.Contains(e.Record.ExcludedNodes, name) {
 		return false
 	}
-	if e.ownNodes && len(e.sj.RequiredNodes) > 0 && !slices.Equal(e.sj.RequiredNodes, e.nodes) &&
-		!slices.Contains(e.sj.RequiredNodes, name) {
+	if e.OwnNodes && len(e.Record.RequiredNodes) > 0 && !slices.Equal(e.Record.RequiredNodes, e.Nodes) &&
+		!slices.Contains(e.Record.RequiredNodes, name) {
 		return false
 	}
-	parts := e.sj.Partitions()
+	parts := e.Record.Partitions()
 	if len(parts) == 0 || i >= len(nv.nodeParts) || nv.nodeParts[i] == nil {
 		return true
 	}
@@ -178,7 +178,7 @@ func (nv *nodeView) mayUse(e *entry, i int) bool {
 }
 
 // mayUsePlacement reports whether e may use every node of p.
-func (nv *nodeView) mayUsePlacement(e *entry, p *placement.Placement) bool {
+func (nv *nodeView) mayUsePlacement(e *Entry, p *placement.Placement) bool {
 	for _, sl := range p.Slots {
 		if !nv.mayUse(e, sl.Node) {
 			return false
@@ -220,23 +220,23 @@ func (nv *nodeView) heldPlacement(sj *slurmclient.Job, gpus int) placement.Place
 // nodeUpdate returns the node list (and per-node GPU count, 0 for none) to
 // write for dispatched job e, or nil and the reason when none is to be
 // written: the job's request must allow it (see the package documentation).
-func (nv *nodeView) nodeUpdate(e *entry, cfg Config) ([]string, int, reason.Reason) {
+func (nv *nodeView) nodeUpdate(e *Entry, cfg Settings) ([]string, int, reason.Reason) {
 	switch {
 	case !cfg.RequiredNodes:
 		return nil, 0, reason.Of(reason.NodeListsOff, "node lists off (required_nodes = false)")
-	case e.sj == nil || e.ph != phDispatched:
+	case e.Record == nil || e.Phase != PhDispatched:
 		return nil, 0, reason.Reason{}
-	case e.noNodes:
+	case e.NoNodes:
 		return nil, 0, reason.Of(reason.NodeListRefused, "Slurm refused a node list for this job")
 	}
-	sj := e.sj
+	sj := e.Record
 	if why := nodeListBar(sj); !why.None() {
 		return nil, 0, why
 	}
 	if !e.placed {
 		return nil, 0, reason.Of(reason.NoPlacement, "no placement on nodes the job can use")
 	}
-	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.nodes) {
+	if len(sj.RequiredNodes) > 0 && !slices.Equal(sj.RequiredNodes, e.Nodes) {
 		return nil, 0, reason.Of(reason.NodesNamed, "the job names its nodes")
 	}
 	names, err := placement.NodeNames(nv.cl, &e.place)

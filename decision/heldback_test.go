@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func TestHeldBack(t *testing.T) {
 		{"Reservation", true}, {"PartitionDown", true}, {"PartitionInactive", true},
 		{"Licenses", true}, {"JobArrayTaskLimit", true}, {"some reason of a later release", true}, {strings.Repeat("x", 5000), true},
 	} {
-		got := heldBack(tc.reason)
+		got := HeldBack(tc.reason)
 		if len(tc.reason) > maxReason {
 			tc.reason = tc.reason[:maxReason]
 		}

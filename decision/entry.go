@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"github.com/asrpt/asrpt/job"
@@ -11,54 +11,54 @@ import (
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
-// phase is where a tracked job stands.
-type phase uint8
+// Phase is where a tracked job stands.
+type Phase uint8
 
 const (
-	// phQueued: waiting in the policy.
-	phQueued phase = iota
-	// phDispatched: the policy started it (its turn has come); Slurm has
+	// PhQueued: waiting in the policy.
+	PhQueued Phase = iota
+	// PhDispatched: the policy started it (its turn has come); Slurm has
 	// not started it yet. It holds its placement's GPUs in the free model.
-	phDispatched
-	// phRunning: Slurm runs a job the policy started.
-	phRunning
-	// phIdle: tracked but not in the policy (withdrawn from it: held,
+	PhDispatched
+	// PhRunning: Slurm runs a job the policy started.
+	PhRunning
+	// PhIdle: tracked but not in the policy (withdrawn from it: held,
 	// out of scope, taken over by an admin, started by Slurm before its
 	// turn; or running after a restart).
-	phIdle
-	// phStopping: the policy preempted a job Slurm runs; its stop signal
+	PhIdle
+	// PhStopping: the policy preempted a job Slurm runs; its stop signal
 	// is sent (or goes out this cycle) and Slurm has not requeued it yet.
 	// It waits in the policy's release queue, held back (preempt.go).
-	phStopping
+	PhStopping
 )
 
 var phaseNames = [...]string{"queued", "dispatched", "running", "idle", "stopping"}
 
-func (p phase) String() string { return phaseNames[p] }
+func (p Phase) String() string { return phaseNames[p] }
 
-// entry is one job the sidecar tracks.
-type entry struct {
-	id  string
+// Entry is one job the sidecar tracks.
+type Entry struct {
+	ID  string
 	job job.Job
 	// fam is predictor.Family(famOf), kept for the name it was computed
 	// from (family): the plan and the re-prediction ask for it every cycle.
 	fam, famOf string
 	famSet     bool
-	task       *policy.Task // nil when the policy does not hold the job
-	ph         phase
-	why        reason.Reason // why an idle job is left alone
-	seq        int
-	est        predictor.Estimate
+	Task       *policy.Task // nil when the policy does not hold the job
+	Phase      Phase
+	Why        reason.Reason // why an idle job is left alone
+	Seq        int
+	Est        predictor.Estimate
 	// prof is the job's profile, resolved when it arrives.
 	prof jobprofile.Resolved
 
-	// released: the policy's virtual machine has released the job (A-SRPT;
+	// Released: the policy's virtual machine has Released the job (A-SRPT;
 	// counted once in CycleReport.Released).
-	released bool
-	// parked: withdrawn from the policy while pending (held, out of scope);
+	Released bool
+	// Parked: withdrawn from the policy while pending (held, out of scope);
 	// remaining is its virtual work left then, seconds, and it rejoins the
 	// policy with it (policy.Restore) when it becomes eligible again.
-	parked    bool
+	Parked    bool
 	remaining float64
 
 	// Dispatch.
@@ -67,27 +67,27 @@ type entry struct {
 	place    placement.Placement
 	placed   bool
 
-	// What asrpt wrote to Slurm and still believes in effect: prio an
+	// What asrpt wrote to Slurm and still believes in effect: Prio an
 	// explicit priority (priority mode; 0: none, the priority plugin's
 	// value stands), factor the site factor (factor mode; 0 is Slurm's
 	// default, which no REST API reports back).
-	prio    uint32
-	factor  uint32
-	nodes   []string
-	gpn     int
-	noNodes bool // Slurm refused a node list for this job; not retried
-	// ownNodes: the job named its nodes when asrpt first saw it; wroteNodes:
+	Prio        uint32
+	Factor      uint32
+	Nodes       []string
+	GPUsPerNode int
+	NoNodes     bool // Slurm refused a node list for this job; not retried
+	// OwnNodes: the job named its nodes when asrpt first saw it; WroteNodes:
 	// asrpt has sent it a node list. Giveback clears the node list of a job
-	// with wroteNodes and not ownNodes.
-	ownNodes, wroteNodes bool
-	// hetFactor lists the components of a heterogeneous job (other than
+	// with WroteNodes and not OwnNodes.
+	OwnNodes, WroteNodes bool
+	// HetFactor lists the components of a heterogeneous job (other than
 	// its leader) that asrpt has written a site factor to: giveback sets
 	// each back to 0.
-	hetFactor []string
-	handsOff  bool // an admin changed the priority asrpt wrote
+	HetFactor []string
+	HandsOff  bool // an admin changed the priority asrpt wrote
 	// lostSince is the cycle time (Unix seconds) from which e, holding
 	// values of asrpt's, has been missing from the job list for longer than
-	// absentCycles lists (keepLost); 0 while it is listed.
+	// AbsentCycles lists (keepLost); 0 while it is listed.
 	lostSince float64
 	// lastPending: the last job list that showed e showed it pending (a job
 	// last seen running holds nothing a giveback could undo).
@@ -106,45 +106,55 @@ type entry struct {
 	// cycle for something other than resources and priority (heldBack):
 	// the job is ranked but never dispatched (policy.Task.Blocked).
 	heldBack string
-	// mayFactor: asrpt may have given the job a site factor other than 0
-	// (one was about to be sent, or sent); mayPrio: asrpt may have set its
+	// MayFactor: asrpt may have given the job a site factor other than 0
+	// (one was about to be sent, or sent); MayPrio: asrpt may have set its
 	// priority. Both are set, and saved, before the write goes out
 	// (recordIntents), so that a giveback undoes a write whose outcome the
 	// state never learnt; they clear when the job is handed back.
-	mayFactor, mayPrio bool
-	// fails holds, by write kind (priority, site_factor, nodes), the failure of the
+	MayFactor, MayPrio bool
+	// Fails holds, by write kind (priority, site_factor, nodes), the failure of the
 	// last write of that kind, until one succeeds.
-	fails map[string]*writeFailure
+	Fails map[string]*WriteFailure
 
 	// tasks is an array remainder's pending task indices when last read:
 	// a change means Slurm started a task.
 	tasks string
 
-	sj *slurmclient.Job // this cycle's record, nil when absent
+	Record *slurmclient.Job // this cycle's record, nil when absent
 
-	// Preemption (preempt.go). stop is how the job stops and stopFrom
+	// Preemption (preempt.go). Stop is how the job stops and stopFrom
 	// where that came from ("comment", "preemption.rule[N]"; "" when the
 	// job may not be preempted, for the reason in stopWhy). preemptions
 	// counts the times asrpt stopped it; signalledAt is the cycle time of
-	// the last stop, Unix seconds (0: never); signalSent says the last
-	// stop's signal went out.
-	stop        jobword.Stop
-	stopFrom    string
-	stopWhy     reason.Reason
-	preemptions int
+	// the last Stop, Unix seconds (0: never); signalSent says the last
+	// Stop's signal went out.
+	Stop        jobword.Stop
+	StopFrom    string
+	StopWhy     reason.Reason
+	Preemptions int
 	signalledAt float64
-	signalSent  bool
+	SignalSent  bool
 
 	// absent counts the consecutive job lists the job was missing from;
 	// notPending those that showed a queued job not pending (see
-	// absentCycles and startedCycles).
+	// AbsentCycles and StartedCycles).
 	absent, notPending int
 }
 
 // family returns predictor.Family(e.job.Name), computed once per name.
-func (e *entry) family() string {
+func (e *Entry) family() string {
 	if !e.famSet || e.famOf != e.job.Name {
 		e.fam, e.famOf, e.famSet = predictor.Family(e.job.Name), e.job.Name, true
 	}
 	return e.fam
+}
+
+// WriteFailure is the last failed write of one kind to one job.
+type WriteFailure struct {
+	// Logged lists the reasons already Logged for this job.
+	Logged []string
+	// N counts the failures in a row; next is the earliest time of the
+	// next try, Unix seconds.
+	N    int
+	Next float64
 }

@@ -5,17 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/slurmclient"
 )
-
-// Snapshot is one cycle's read of Slurm, which the cycle's decisions are
-// made from.
-type Snapshot struct {
-	// Nodes are the compute nodes with their states and GPUs in use.
-	Nodes []slurmclient.Node
-	// Jobs is the job list (pending and running).
-	Jobs []slurmclient.Job
-}
 
 // read takes the cycle's snapshot: the nodes, then the accounting records
 // finished since the last cycle (fed to the predictor as they arrive, so a
@@ -27,14 +19,14 @@ type Snapshot struct {
 // range) fail only themselves: they are counted
 // (asrpt_job_records_skipped_total), logged once per incident, and their
 // jobs, which exist, count as listed (not absent) but get nothing.
-func (s *Sidecar) read(ctx context.Context, now time.Time) (Snapshot, string, error) {
-	var snap Snapshot
+func (s *Sidecar) read(ctx context.Context, now time.Time) (decision.Snapshot, string, error) {
+	var snap decision.Snapshot
 	var err error
 	if snap.Nodes, err = s.slurm.Nodes(ctx); err != nil {
 		return snap, "nodes", err
 	}
 	s.pollAccounting(ctx, now)
-	clear(s.tr.unreadable)
+	clear(s.state.Unreadable)
 	snap.Jobs, err = s.slurm.Jobs(ctx)
 	var bad *slurmclient.RecordErrors
 	switch {
@@ -42,7 +34,7 @@ func (s *Sidecar) read(ctx context.Context, now time.Time) (Snapshot, string, er
 		s.m.skippedRecords.Add(float64(len(bad.IDs)))
 		s.incident("job_records", err)
 		for _, id := range bad.IDs {
-			s.tr.unreadable[id] = true
+			s.state.Unreadable[id] = true
 		}
 	case err != nil:
 		return snap, "jobs", err

@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
-// heldBack returns Slurm's pending reason when it says the job cannot start
+// HeldBack returns Slurm's pending reason when it says the job cannot start
 // for a reason other than free resources and its priority (a dependency, a
 // begin time, an association or QOS limit, a reservation not yet active, a
 // partition down, licenses, a burst buffer), and "" when the job waits only
@@ -17,7 +17,7 @@ import (
 // (policy.Task.Blocked). A reason asrpt does not know is taken as holding
 // the job back: only Slurm's words for "resources" and "its turn" let it
 // through, so that no GPUs are set aside for a job Slurm will not start.
-func heldBack(reason string) string {
+func HeldBack(reason string) string {
 	if slices.Contains(startableReasons, reason) ||
 		// Its required nodes are busy, down or reserved: resources (a node
 		// list asrpt wrote is replaced after DispatchGrace).
@@ -39,7 +39,7 @@ const maxReason = 64
 // to come hold it back, since a job fresh from sbatch shows Reason=None
 // until the scheduler's next pass sets Dependency or BeginTime.
 func jobHeldBack(sj *slurmclient.Job, now float64) string {
-	if why := heldBack(sj.Reason); why != "" {
+	if why := HeldBack(sj.Reason); why != "" {
 		return why
 	}
 	switch {

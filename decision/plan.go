@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"fmt"
@@ -96,27 +96,27 @@ type PlanRow struct {
 	PreemptProblem string `json:"preempt_problem,omitempty"`
 }
 
-// plan builds the plan rows of the decisions, head first, then one row for
+// PlanRows builds the rows of the decisions, head first, then one row for
 // each pending job of jobs that asrpt leaves alone, with the reason; at
 // most limit rows (0: all).
-func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []PlanRow {
+func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []PlanRow {
 	if limit > 0 && len(ds) > limit {
 		ds = ds[:limit]
 	}
 	rows := make([]PlanRow, len(ds), max(len(ds), min(len(jobs), max(limit, len(ds)))))
 	inPlan := make(map[string]bool, len(ds))
 	for i, d := range ds {
-		e := d.e
-		inPlan[e.id] = true
-		r := PlanRow{JobID: e.id, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
-			Predicted: e.est.Seconds, Known: e.est.Known, Estimator: string(e.est.Estimator), Rank: i + 1, PriorityNew: d.priority}
-		if e.sj != nil {
-			r.PriorityNow, r.Shape = e.sj.Priority, string(e.sj.Shape())
+		e := d.Entry
+		inPlan[e.ID] = true
+		r := PlanRow{JobID: e.ID, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
+			Predicted: e.Est.Seconds, Known: e.Est.Known, Estimator: string(e.Est.Estimator), Rank: i + 1, PriorityNew: d.Priority}
+		if e.Record != nil {
+			r.PriorityNow, r.Shape = e.Record.Priority, string(e.Record.Shape())
 		}
-		if tr.mode == WriteFactor {
-			now, next := e.factor, e.factor
-			if d.setFactor {
-				next = d.factor
+		if tr.Mode == WriteFactor {
+			now, next := e.Factor, e.Factor
+			if d.SetFactor {
+				next = d.Factor
 			}
 			r.PriorityNew, r.SiteFactorNow, r.SiteFactorNew = r.PriorityNow, &now, &next
 		}
@@ -124,35 +124,35 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 		r.Profile, r.ProfileSource, r.ProfileProblem = e.prof.Model, string(e.prof.Source), e.prof.Problem
 		if tr.cfg.preempting() {
 			switch {
-			case e.canStop():
-				r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
-			case e.sj != nil && jobword.Parse(e.sj.Comment).HasPreempt:
+			case e.CanStop():
+				r.Stop, r.StopFrom = e.Stop.String(), e.StopFrom
+			case e.Record != nil && jobword.Parse(e.Record.Comment).HasPreempt:
 				// It asked to opt in: why it is not.
-				r.PreemptProblem = e.stopWhy.Detail
+				r.PreemptProblem = e.StopWhy.Detail
 			}
 		}
-		if e.task != nil && e.task.Prof != nil {
-			r.AlphaMin, r.Heavy = e.task.AlphaMin, e.task.Heavy
+		if e.Task != nil && e.Task.Prof != nil {
+			r.AlphaMin, r.Heavy = e.Task.AlphaMin, e.Task.Heavy
 		}
 		switch {
-		case e.ph == phDispatched:
+		case e.Phase == PhDispatched:
 			r.Stage = "dispatched"
-			r.Nodes, r.Reason, r.Note = d.nodes, d.why.Code, d.why.Detail
-			if e.placed && e.task != nil {
-				r.Alpha, _ = tr.env.Placer.AlphaOf(e.task.Prof, &e.place)
+			r.Nodes, r.Reason, r.Note = d.Nodes, d.Why.Code, d.Why.Detail
+			if e.placed && e.Task != nil {
+				r.Alpha, _ = tr.env.Placer.AlphaOf(e.Task.Prof, &e.place)
 			}
 		case e.standing:
 			r.Stage, r.Reason = "standing", reason.Standing
-			r.Note = "not ranked by asrpt (" + e.why.String() + "): ahead of every managed job Slurm's own order puts behind it"
-		case e.high():
+			r.Note = "not ranked by asrpt (" + e.Why.String() + "): ahead of every managed job Slurm's own order puts behind it"
+		case e.High():
 			r.Stage, r.Reason = "released", reason.NoRoom
 		default:
 			r.Stage, r.Reason = "waiting", reason.VirtualQueue
-			if e.task != nil {
-				r.VirtualRemaining = e.task.VirtualRemaining()
+			if e.Task != nil {
+				r.VirtualRemaining = e.Task.VirtualRemaining()
 			}
 		}
-		if e.heldBack != "" && e.ph != phDispatched {
+		if e.heldBack != "" && e.Phase != PhDispatched {
 			r.Reason, r.Note = reason.HeldBack, "held back by Slurm ("+e.heldBack+"): ranked, never dispatched"
 		}
 		rows[i] = r
@@ -166,8 +166,8 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 			continue
 		}
 		why := reason.Of(reason.NotManaged, "not managed")
-		if e := tr.entries[sj.ID]; e != nil && !e.why.None() {
-			why = e.why
+		if e := tr.Entries[sj.ID]; e != nil && !e.Why.None() {
+			why = e.Why
 		} else if ok, w := tr.eligible(sj, e); !ok {
 			why = w
 		}
@@ -191,36 +191,36 @@ func (tr *tracker) plan(ds []decision, jobs []slurmclient.Job, limit int) []Plan
 
 // runningRow is the plan row of running job sj: whether asrpt may preempt
 // it, and why not.
-func (tr *tracker) runningRow(sj *slurmclient.Job) PlanRow {
+func (tr *State) runningRow(sj *slurmclient.Job) PlanRow {
 	r := PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()), GPUs: tr.view.gpus(sj),
 		Stage: "running", PriorityNow: sj.Priority, PriorityNew: sj.Priority}
 	no := false
 	r.Preemptible = &no
-	e := tr.entries[sj.ID]
-	if e == nil || (e.ph != phRunning && e.ph != phStopping) {
+	e := tr.Entries[sj.ID]
+	if e == nil || (e.Phase != PhRunning && e.Phase != PhStopping) {
 		r.Reason, r.Note = reason.NotInPolicy, "not running in asrpt's policy (running before the sidecar started, never ranked pending, or withdrawn): never preempted"
 		if e != nil {
-			r.Preemptions = e.preemptions
+			r.Preemptions = e.Preemptions
 		}
 		return r
 	}
-	r.Predicted, r.Known, r.Family, r.Preemptions = e.est.Seconds, e.est.Known, e.family(), e.preemptions
-	r.Estimator = string(e.est.Estimator)
-	if e.stopFrom != "" {
-		r.Stop, r.StopFrom = e.stop.String(), e.stopFrom
+	r.Predicted, r.Known, r.Family, r.Preemptions = e.Est.Seconds, e.Est.Known, e.family(), e.Preemptions
+	r.Estimator = string(e.Est.Estimator)
+	if e.StopFrom != "" {
+		r.Stop, r.StopFrom = e.Stop.String(), e.StopFrom
 	}
 	p := tr.cfg.Params
 	switch {
-	case e.ph == phStopping:
+	case e.Phase == PhStopping:
 		r.Stage, r.Reason = "stopping", reason.Stopping
-		r.Note = fmt.Sprintf("stop signal %s sent at %s; waiting for its requeue", e.stop.Signal, time.Unix(int64(e.signalledAt), 0).UTC().Format(time.RFC3339))
-	case !e.canStop():
-		r.Reason, r.Note = e.stopWhy.Code, e.stopWhy.Detail
-	case e.preemptions >= p.MaxPreemptions:
-		r.Reason, r.Note = reason.MaxPreemptions, fmt.Sprintf("preempted %d times: policy.max_preemptions", e.preemptions)
-	case e.task != nil && tr.clock-e.task.Start < p.PreemptExempt:
+		r.Note = fmt.Sprintf("stop signal %s sent at %s; waiting for its requeue", e.Stop.Signal, time.Unix(int64(e.signalledAt), 0).UTC().Format(time.RFC3339))
+	case !e.CanStop():
+		r.Reason, r.Note = e.StopWhy.Code, e.StopWhy.Detail
+	case e.Preemptions >= p.MaxPreemptions:
+		r.Reason, r.Note = reason.MaxPreemptions, fmt.Sprintf("preempted %d times: policy.max_preemptions", e.Preemptions)
+	case e.Task != nil && tr.Clock-e.Task.Start < p.PreemptExempt:
 		r.Reason, r.Note = reason.Exempt, fmt.Sprintf("exempt until %s (policy.preempt_exempt after each start)",
-			time.Unix(int64(e.task.Start+p.PreemptExempt), 0).UTC().Format(time.RFC3339))
+			time.Unix(int64(e.Task.Start+p.PreemptExempt), 0).UTC().Format(time.RFC3339))
 	default:
 		yes := true
 		r.Preemptible = &yes

@@ -1,13 +1,14 @@
-package sidecar
+package decision
 
 import (
 	"fmt"
+
 	"github.com/asrpt/asrpt/reason"
 
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
-// absentCycles is how many consecutive job lists a tracked job must be
+// AbsentCycles is how many consecutive job lists a tracked job must be
 // missing from before the sidecar takes it for finished (unless accounting
 // reports its end first, which ends it at once). One list without a job
 // proves little: a restarting slurmctld can answer 200 with no jobs, and a
@@ -15,25 +16,25 @@ import (
 // and the record of what asrpt wrote to it (its site factor, which no REST
 // call reports). With interval = 30 s a job that really ended is let go
 // after about 90 s; meanwhile it keeps its place and gets no writes.
-const absentCycles = 3
+const AbsentCycles = 3
 
-// startedCycles is how many consecutive job lists must show a queued job
+// StartedCycles is how many consecutive job lists must show a queued job
 // not pending (running) before it is withdrawn from the policy as
 // started by Slurm before its turn. A job that flaps between PENDING and
 // RUNNING from one list to the next keeps its place (and everyone else's
 // site factor) instead of leaving and re-arriving each cycle, which would
 // rewrite the factors of the jobs behind it every cycle. It gets no
 // writes while a list shows it not pending.
-const startedCycles = 2
+const StartedCycles = 2
 
 // suspectMinJobs and the half rule decide when a job list is suspect: a
 // list that shows fewer than half of the tracked jobs the sidecar expects
-// (those not yet absent for absentCycles lists and not reported ended by
+// (those not yet absent for AbsentCycles lists and not reported ended by
 // accounting), when it expects at least suspectMinJobs. A suspect list
 // changes nothing but the absence counts: no arrival, no departure, no
 // decision, no write; the incident is logged once and each such list
 // counted (asrpt_suspect_job_lists_total). A queue that really shrank that
-// much is accepted absentCycles lists later (or as soon as accounting
+// much is accepted AbsentCycles lists later (or as soon as accounting
 // reports the ends), when the missing jobs no longer count as expected.
 const suspectMinJobs = 4
 
@@ -50,43 +51,38 @@ func listed(jobs []slurmclient.Job, unreadable map[string]bool) map[string]bool 
 	return listed
 }
 
-// suspect reports why jobs, this cycle's job list, is suspect (nil when it
-// is not): see suspectMinJobs.
-func (tr *tracker) suspect(jobs []slurmclient.Job) error {
-	listed := listed(jobs, tr.unreadable)
+// suspect reports why jobs, this cycle's job list, is suspect (nil when
+// it is not: see suspectMinJobs). On a suspect list it counts the
+// absences (so that a queue that really emptied is accepted after
+// AbsentCycles lists) and changes nothing else.
+func (tr *State) suspect(jobs []slurmclient.Job) error {
+	listed := listed(jobs, tr.Unreadable)
 	present, expected := 0, 0
-	for id, e := range tr.entries {
+	for id, e := range tr.Entries {
 		switch {
 		case listed[id]:
 			present++
 			expected++
-		case !tr.ended[id] && e.absent+1 < absentCycles:
+		case !tr.ended[id] && e.absent+1 < AbsentCycles:
 			expected++
 		}
 	}
 	if expected < suspectMinJobs || 2*present >= expected {
 		return nil
 	}
-	return fmt.Errorf("the job list shows %d of the %d tracked jobs expected (%d listed in all)", present, expected, len(jobs))
-}
-
-// holdSuspect is a cycle on a suspect job list: it counts the absences
-// (so that a queue that really emptied is accepted after absentCycles
-// lists) and changes nothing else.
-func (tr *tracker) holdSuspect(jobs []slurmclient.Job) {
-	listed := listed(jobs, tr.unreadable)
-	for id, e := range tr.entries {
+	for id, e := range tr.Entries {
 		if listed[id] {
 			e.absent = 0
 		} else {
 			e.absent++
 		}
 	}
+	return fmt.Errorf("the job list shows %d of the %d tracked jobs expected (%d listed in all)", present, expected, len(jobs))
 }
 
 // maxLostAge bounds, in seconds, how long a job that may hold a value of
 // asrpt's (a site factor, a priority, a node list) is kept once it has been
-// missing from absentCycles job lists with no accounting record of its end:
+// missing from AbsentCycles job lists with no accounting record of its end:
 // a week. Until then it stays tracked (out of the policy, parked with its
 // virtual work) so that a giveback can still undo what asrpt wrote, and it
 // rejoins where it was if it shows up again; accounting reporting its end
@@ -95,40 +91,40 @@ const maxLostAge = 7 * 24 * 3600
 
 // holdsWrites reports whether asrpt may have left a value on e that a
 // giveback would undo.
-func (e *entry) holdsWrites() bool {
-	return e.prio != 0 || e.factor != 0 || e.mayFactor || e.mayPrio || (e.wroteNodes && !e.ownNodes) || len(e.hetFactor) > 0
+func (e *Entry) holdsWrites() bool {
+	return e.Prio != 0 || e.Factor != 0 || e.MayFactor || e.MayPrio || (e.WroteNodes && !e.OwnNodes) || len(e.HetFactor) > 0
 }
 
-// keepLost reports whether e, missing from absentCycles lists, is kept
+// keepLost reports whether e, missing from AbsentCycles lists, is kept
 // (see maxLostAge) rather than taken for finished; a kept job leaves the
 // policy once, parked if it was waiting, and gets no writes.
-func (tr *tracker) keepLost(t float64, e *entry) bool {
-	if tr.ended[e.id] || !e.lastPending || !e.holdsWrites() {
+func (tr *State) keepLost(t float64, e *Entry) bool {
+	if tr.ended[e.ID] || !e.lastPending || !e.holdsWrites() {
 		return false
 	}
 	if e.lostSince == 0 {
 		e.lostSince = t
-		switch e.ph {
-		case phQueued:
-			tr.withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
-		case phDispatched, phRunning:
+		switch e.Phase {
+		case PhQueued:
+			tr.Withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
+		case PhDispatched, PhRunning:
 			tr.leavePolicy(t, e, reason.Of(reason.Withdrawn, "missing from the job list"))
 		}
-		tr.dirty = true
-		tr.note(event{kind: evKeptLost, job: e.id})
+		tr.Dirty = true
+		tr.note(Event{Kind: EvKeptLost, Job: e.ID})
 	}
 	return t-e.lostSince < maxLostAge
 }
 
 // gone reports whether absent tracked job e is to be taken for finished:
-// accounting reported its end, or it has been missing from absentCycles
+// accounting reported its end, or it has been missing from AbsentCycles
 // lists in a row (counting this one). A job whose record the client
 // skipped is not missing.
-func (tr *tracker) gone(e *entry) bool {
-	if tr.unreadable[e.id] {
+func (tr *State) gone(e *Entry) bool {
+	if tr.Unreadable[e.ID] {
 		e.absent = 0
 		return false
 	}
 	e.absent++
-	return tr.ended[e.id] || e.absent >= absentCycles
+	return tr.ended[e.ID] || e.absent >= AbsentCycles
 }

@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import "sort"
 
@@ -169,12 +169,12 @@ type labeler struct {
 // label returns the priority each ranked job should have: the jobs up to
 // the last one in the upper band get labels of HighBand, the rest of
 // LowBand, each keeping the label it has where Label allows.
-func (l *labeler) label(ranked []*entry) []uint32 {
+func (l *labeler) label(ranked []*Entry) []uint32 {
 	l.cur = l.cur[:0]
 	split := 0
 	for i, e := range ranked {
-		l.cur = append(l.cur, e.prio)
-		if e.high() {
+		l.cur = append(l.cur, e.Prio)
+		if e.High() {
 			split = i + 1
 		}
 	}

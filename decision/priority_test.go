@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"math/rand/v2"

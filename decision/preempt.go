@@ -1,10 +1,11 @@
-package sidecar
+package decision
 
 import (
 	"fmt"
-	"github.com/asrpt/asrpt/reason"
 	"slices"
 	"strconv"
+
+	"github.com/asrpt/asrpt/reason"
 
 	"github.com/asrpt/asrpt/job/jobstate"
 	"github.com/asrpt/asrpt/jobword"
@@ -43,21 +44,21 @@ import (
 // stopSlack is how long past its grace a signalled job may still run
 // before it counts as having ignored the signal: slurmctld's requeue and
 // the next job list take a few seconds to a cycle.
-func (c Config) stopSlack() float64 { return max(2*c.Interval.Seconds(), 60) }
+func (c Settings) stopSlack() float64 { return max(2*c.Interval.Seconds(), 60) }
 
 // Outcomes of a preemption, the label of asrpt_preemptions_total.
 const (
-	outcomeRequeued = "requeued"
-	outcomeFinished = "finished"
-	outcomeIgnored  = "ignored"
-	outcomeFailed   = "failed"
+	OutcomeRequeued = "requeued"
+	OutcomeFinished = "finished"
+	OutcomeIgnored  = "ignored"
+	OutcomeFailed   = "failed"
 )
 
 // preempting reports whether the configured policy preempts.
-func (c Config) preempting() bool { return c.Policy == "asrpt-preempt" }
+func (c Settings) preempting() bool { return c.Policy == "asrpt-preempt" }
 
-// delivery returns the REST delivery of a stop's target.
-func delivery(to jobword.Target) slurmclient.Delivery {
+// Delivery returns the REST Delivery of a stop's target.
+func Delivery(to jobword.Target) slurmclient.Delivery {
 	switch to {
 	case jobword.ToBatch:
 		return slurmclient.DeliverBatch
@@ -69,71 +70,71 @@ func delivery(to jobword.Target) slurmclient.Delivery {
 
 // optIn decides, from e's record, whether e may be preempted and how it
 // stops (e.stop, from e.stopFrom), or why not (e.stopWhy).
-func (tr *tracker) optIn(e *entry) {
-	e.stop, e.stopFrom, e.stopWhy = jobword.Stop{}, "", reason.Reason{}
+func (tr *State) optIn(e *Entry) {
+	e.Stop, e.StopFrom, e.StopWhy = jobword.Stop{}, "", reason.Reason{}
 	if !tr.cfg.preempting() {
-		e.stopWhy = reason.Of(reason.NotPreempting, "policy.name is not asrpt-preempt")
+		e.StopWhy = reason.Of(reason.NotPreempting, "policy.name is not asrpt-preempt")
 		return
 	}
-	sj := e.sj
+	sj := e.Record
 	w := jobword.Parse(sj.Comment)
 	switch {
 	case w.HasPreempt && w.PreemptErr != nil:
-		e.stopWhy = reason.Of(reason.BadPreemptWord, w.PreemptErr.Error())
+		e.StopWhy = reason.Of(reason.BadPreemptWord, w.PreemptErr.Error())
 		return
 	case w.HasPreempt:
-		e.stop, e.stopFrom = w.Preempt, "comment"
+		e.Stop, e.StopFrom = w.Preempt, "comment"
 	default:
 		n, st := tr.cfg.Preemption.rule(predictor.Family(sj.Name), sj.Account, sj.QOS)
 		if n == 0 {
-			e.stopWhy = reason.Of(reason.NotOptedIn, "not opted in: no asrpt:preempt word in its comment, no [[preemption.rule]] matches")
+			e.StopWhy = reason.Of(reason.NotOptedIn, "not opted in: no asrpt:preempt word in its comment, no [[preemption.rule]] matches")
 			return
 		}
-		e.stop, e.stopFrom = st, "preemption.rule["+strconv.Itoa(n)+"]"
+		e.Stop, e.StopFrom = st, "preemption.rule["+strconv.Itoa(n)+"]"
 	}
 	switch {
 	case !sj.Requeue:
-		e.stopWhy = reason.Of(reason.NoRequeue, "Slurm may not requeue it (--no-requeue, or JobRequeue=0)")
+		e.StopWhy = reason.Of(reason.NoRequeue, "Slurm may not requeue it (--no-requeue, or JobRequeue=0)")
 	case sj.Shape() != slurmclient.ShapePlain:
-		e.stopWhy = reason.Of(reason.PreemptShape, "array tasks and heterogeneous jobs are not preempted")
-	case !tr.supportsDelivery(delivery(e.stop.To)):
-		e.stopWhy = reason.Of(reason.SignalUnsupported, fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.stop.To))
+		e.StopWhy = reason.Of(reason.PreemptShape, "array tasks and heterogeneous jobs are not preempted")
+	case !tr.supportsDelivery(Delivery(e.Stop.To)):
+		e.StopWhy = reason.Of(reason.SignalUnsupported, fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.Stop.To))
 	}
-	if !e.stopWhy.None() {
-		e.stopFrom = ""
+	if !e.StopWhy.None() {
+		e.StopFrom = ""
 	}
 }
 
-// canStop reports whether e opted in and the way it stops can be used.
-func (e *entry) canStop() bool { return e.stopFrom != "" && e.stopWhy.None() }
+// CanStop reports whether e opted in and the way it stops can be used.
+func (e *Entry) CanStop() bool { return e.StopFrom != "" && e.StopWhy.None() }
 
 // armPreemption sets each task's Preemptible for this cycle's pass: only
 // a job that opted in, that the policy started and Slurm runs, and only
 // while the sidecar has not handed its jobs back.
-func (tr *tracker) armPreemption() {
+func (tr *State) armPreemption() {
 	on := tr.cfg.preempting() && !tr.givenBack.Load()
-	for _, e := range tr.entries {
-		if e.task != nil {
-			e.task.Preemptible = on && e.canStop() && e.ph == phRunning && e.sj != nil && e.sj.State == jobstate.Running
+	for _, e := range tr.Entries {
+		if e.Task != nil {
+			e.Task.Preemptible = on && e.CanStop() && e.Phase == PhRunning && e.Record != nil && e.Record.State == jobstate.Running
 		}
 	}
 }
 
 // stopping marks the jobs the policy's pass preempted: stopping, held back
-// in the policy, to be signalled by this cycle's apply (cyclePlan.stops).
-func (tr *tracker) stopping(t float64, preempted []*policy.Task) {
+// in the policy, to be signalled by this cycle's apply (Plan.Stops).
+func (tr *State) stopping(t float64, preempted []*policy.Task) {
 	tr.stops = tr.stops[:0]
 	for _, task := range preempted {
 		e := tr.byTask[task]
 		if e == nil {
 			continue
 		}
-		e.ph, e.placed, e.signalSent = phStopping, false, false
-		e.preemptions = task.Preemptions
+		e.Phase, e.placed, e.SignalSent = PhStopping, false, false
+		e.Preemptions = task.Preemptions
 		e.signalledAt = t
 		task.Blocked = true
 		tr.stops = append(tr.stops, e)
-		tr.dirty = true
+		tr.Dirty = true
 	}
 }
 
@@ -141,14 +142,14 @@ func (tr *tracker) stopping(t float64, preempted []*policy.Task) {
 // pending at t: one still running stopSlack after its grace ignored the
 // signal; one stopped in a dry run (never signalled) leaves the policy at
 // once.
-func (tr *tracker) watchStop(t float64, e *entry) {
+func (tr *State) watchStop(t float64, e *Entry) {
 	switch {
-	case !e.signalSent:
-		tr.withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
-	case t-e.signalledAt > float64(e.stop.Grace)+tr.cfg.stopSlack():
-		tr.note(event{kind: evPreemptOutcome, job: e.id, outcome: outcomeIgnored, signal: e.stop.Signal, grace: e.stop.Grace})
-		tr.withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
-		e.stopWhy, e.stopFrom, e.signalSent = reason.Of(reason.PreemptFailed, "it ignored a preemption signal"), "", false
+	case !e.SignalSent:
+		tr.Withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
+	case t-e.signalledAt > float64(e.Stop.Grace)+tr.cfg.stopSlack():
+		tr.note(Event{Kind: EvPreemptOutcome, Job: e.ID, Outcome: OutcomeIgnored, Signal: e.Stop.Signal, Grace: e.Stop.Grace})
+		tr.Withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
+		e.StopWhy, e.StopFrom, e.SignalSent = reason.Of(reason.PreemptFailed, "it ignored a preemption signal"), "", false
 	}
 }
 
@@ -156,25 +157,25 @@ func (tr *tracker) watchStop(t float64, e *entry) {
 // the policy, where it already is, ranked by its remaining work; after a
 // restart of the sidecar (the policy does not hold it) it is idle and
 // arrives again with its count of preemptions.
-func (tr *tracker) requeued(e *entry) {
-	if e.signalSent {
-		tr.note(event{kind: evPreemptOutcome, job: e.id, outcome: outcomeRequeued, preemptions: e.preemptions})
+func (tr *State) requeued(e *Entry) {
+	if e.SignalSent {
+		tr.note(Event{Kind: EvPreemptOutcome, Job: e.ID, Outcome: OutcomeRequeued, Preemptions: e.Preemptions})
 	}
-	e.signalSent = false
-	tr.dirty = true
-	if e.task == nil {
-		e.ph = phIdle
+	e.SignalSent = false
+	tr.Dirty = true
+	if e.Task == nil {
+		e.Phase = PhIdle
 		return
 	}
-	e.ph = phQueued
+	e.Phase = PhQueued
 }
 
 // unpin reports whether e, waiting again after asrpt preempted it, still
 // holds the node list asrpt gave it for its last run: it is cleared, so
 // that its next run goes where its next turn places it.
-func unpin(e *entry) bool {
-	return e.ph == phQueued && e.preemptions > 0 && e.wroteNodes && !e.ownNodes && e.sj != nil &&
-		len(e.sj.RequiredNodes) > 0 && slices.Equal(e.sj.RequiredNodes, e.nodes)
+func unpin(e *Entry) bool {
+	return e.Phase == PhQueued && e.Preemptions > 0 && e.WroteNodes && !e.OwnNodes && e.Record != nil &&
+		len(e.Record.RequiredNodes) > 0 && slices.Equal(e.Record.RequiredNodes, e.Nodes)
 }
 
 // adopt takes e, waiting in the policy, which Slurm started before its
@@ -182,22 +183,22 @@ func unpin(e *entry) bool {
 // Slurm on the GPUs Slurm gave it, so that it may be preempted like a job
 // the policy started; asrpt-preempt only (the other policies forget such
 // a job). It reports whether it did.
-func (tr *tracker) adopt(t float64, e *entry) bool {
+func (tr *State) adopt(t float64, e *Entry) bool {
 	ad, ok := tr.pol.(policy.Adopter)
-	if !ok || !tr.cfg.preempting() || e.task == nil || e.sj == nil || e.sj.State != jobstate.Running {
+	if !ok || !tr.cfg.preempting() || e.Task == nil || e.Record == nil || e.Record.State != jobstate.Running {
 		return false
 	}
 	start := t
-	if !e.sj.Start.IsZero() {
-		start = min(unixSeconds(e.sj.Start), t)
+	if !e.Record.Start.IsZero() {
+		start = min(unixSeconds(e.Record.Start), t)
 	}
-	p := tr.nodes.heldPlacement(e.sj, e.task.GPUs)
-	if !ad.Adopt(t, e.task, start, p) {
+	p := tr.nodes.heldPlacement(e.Record, e.Task.GPUs)
+	if !ad.Adopt(t, e.Task, start, p) {
 		return false
 	}
-	e.ph, e.place, e.placed, e.notPending = phRunning, p, len(p.Slots) > 0, 0
-	tr.dirty = true
-	tr.note(event{kind: evAdopted, job: e.id})
+	e.Phase, e.place, e.placed, e.notPending = PhRunning, p, len(p.Slots) > 0, 0
+	tr.Dirty = true
+	tr.note(Event{Kind: EvAdopted, Job: e.ID})
 	return true
 }
 
@@ -207,16 +208,16 @@ func (tr *tracker) adopt(t float64, e *entry) bool {
 // GPUs the job holds, which may not be those the policy chose (a job that
 // names its nodes, an array), and the exemption counts from its start in
 // Slurm, a cycle or more after its dispatch.
-func (tr *tracker) heldBy(t float64, e *entry) {
-	if !tr.cfg.preempting() || e.task == nil || e.sj == nil {
+func (tr *State) heldBy(t float64, e *Entry) {
+	if !tr.cfg.preempting() || e.Task == nil || e.Record == nil {
 		return
 	}
-	if p := tr.nodes.heldPlacement(e.sj, e.task.GPUs); len(p.Slots) > 0 {
-		e.task.Placement, e.place, e.placed = p, p, true
+	if p := tr.nodes.heldPlacement(e.Record, e.Task.GPUs); len(p.Slots) > 0 {
+		e.Task.Placement, e.place, e.placed = p, p, true
 	}
-	if !e.sj.Start.IsZero() {
-		if st := unixSeconds(e.sj.Start); st > e.task.Start && st <= t {
-			e.task.Start = st
+	if !e.Record.Start.IsZero() {
+		if st := unixSeconds(e.Record.Start); st > e.Task.Start && st <= t {
+			e.Task.Start = st
 		}
 	}
 }

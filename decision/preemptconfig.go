@@ -1,4 +1,4 @@
-package sidecar
+package decision
 
 import (
 	"github.com/asrpt/asrpt/jobword"
@@ -21,9 +21,6 @@ type PreemptRule struct {
 	Stop                 jobword.Stop
 }
 
-// maxPreemptRules bounds [[preemption.rule]] entries.
-const maxPreemptRules = 1000
-
 // Matches reports whether the rule opts in a job of family, account and
 // qos.
 func (r *PreemptRule) Matches(family, account, qos string) bool {
@@ -40,28 +37,4 @@ func (p *PreemptionConfig) rule(family, account, qos string) (int, jobword.Stop)
 		}
 	}
 	return 0, jobword.Stop{}
-}
-
-// parseRules reads the [[preemption.rule]] list v (ruleList).
-func (p *PreemptionConfig) parseRules(v any, name string, lines map[string]int) Problems {
-	p.Rules = []PreemptRule{}
-	return ruleList(v, "preemption.rule", maxPreemptRules, []string{"family", "account", "qos", "stop"}, name, lines,
-		func(vals map[string]string, add func(string, ...any)) {
-			r := PreemptRule{Family: vals["family"], Account: vals["account"], QOS: vals["qos"]}
-			if r.Family == "" && r.Account == "" && r.QOS == "" {
-				add("a rule needs a family, an account or a qos to match")
-				return
-			}
-			if vals["stop"] == "" {
-				add("stop: missing: how the jobs stop, e.g. stop = \"USR1@120\" ([B:|F:]SIGNAL@SECONDS)")
-				return
-			}
-			st, err := jobword.ParseStop(vals["stop"])
-			if err != nil {
-				add("stop: %v", err)
-				return
-			}
-			r.Stop = st
-			p.Rules = append(p.Rules, r)
-		})
 }
