@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/asrpt/asrpt/job"
 	"github.com/asrpt/asrpt/jobprofile"
@@ -115,11 +114,12 @@ type SavedSlot struct {
 	GPUs uint64 `json:"gpus"` // bit mask of GPU indices
 }
 
-// ToSave returns the state to save.
+// ToSave returns the state to save; its SavedAtUnix is left 0 for the
+// writer, which knows the time it is written.
 func (tr *State) ToSave() *Saved {
 	// Jobs is never null: an empty state reads "jobs": [].
 	st := &Saved{Version: StateVersion, Policy: tr.cfg.Policy, Clock: tr.Clock,
-		NextSeq: tr.nextSeq, NextDSeq: tr.nextDSeq, SavedAtUnix: time.Now().Unix(), Jobs: make([]SavedJob, 0, len(tr.Entries))}
+		NextSeq: tr.nextSeq, NextDSeq: tr.nextDSeq, Jobs: make([]SavedJob, 0, len(tr.Entries))}
 	if math.IsInf(st.Clock, 0) {
 		st.Clock = 0
 	}

@@ -62,8 +62,10 @@ func readState(path string) (*decision.Saved, error) {
 }
 
 // writeState writes st to path atomically: a temporary file in the same
-// directory, synced, renamed over path, and the directory synced.
+// directory, synced, renamed over path, and the directory synced; it
+// stamps st with the time it is written (SavedAtUnix).
 func writeState(path string, st *decision.Saved) error {
+	st.SavedAtUnix = time.Now().Unix()
 	data, err := json.MarshalIndent(st, "", " ")
 	if err != nil {
 		return fmt.Errorf("state: %w", err)
