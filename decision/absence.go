@@ -38,40 +38,40 @@ const StartedCycles = 2
 // reports the ends), when the missing jobs no longer count as expected.
 const suspectMinJobs = 4
 
-// listed returns the ids jobs lists, with those of the records the client
-// skipped (unreadable).
-func listed(jobs []slurmclient.Job, unreadable map[string]bool) map[string]bool {
-	listed := make(map[string]bool, len(jobs)+len(unreadable))
-	for i := range jobs {
-		listed[jobs[i].ID] = true
-	}
-	for id := range unreadable {
-		listed[id] = true
-	}
-	return listed
-}
-
 // suspect reports why jobs, this cycle's job list, is suspect (nil when
 // it is not: see suspectMinJobs). On a suspect list it counts the
 // absences (so that a queue that really emptied is accepted after
 // AbsentCycles lists) and changes nothing else.
+//
+// It stamps the tracked jobs that jobs lists, and those whose records the
+// client skipped (Unreadable), with a new list number: e.listed ==
+// tr.lists says that e is listed.
 func (tr *State) suspect(jobs []slurmclient.Job) error {
-	listed := listed(jobs, tr.Unreadable)
-	present, expected := 0, 0
-	for id, e := range tr.Entries {
-		switch {
-		case listed[id]:
+	tr.lists++
+	present := 0
+	mark := func(id string) {
+		if e := tr.Entries[id]; e != nil && e.listed != tr.lists {
+			e.listed = tr.lists
 			present++
-			expected++
-		case !tr.ended[id] && e.absent+1 < AbsentCycles:
+		}
+	}
+	for i := range jobs {
+		mark(jobs[i].ID)
+	}
+	for id := range tr.Unreadable {
+		mark(id)
+	}
+	expected := present
+	for id, e := range tr.Entries {
+		if e.listed != tr.lists && !tr.ended[id] && e.absent+1 < AbsentCycles {
 			expected++
 		}
 	}
 	if expected < suspectMinJobs || 2*present >= expected {
 		return nil
 	}
-	for id, e := range tr.Entries {
-		if listed[id] {
+	for _, e := range tr.Entries {
+		if e.listed == tr.lists {
 			e.absent = 0
 		} else {
 			e.absent++

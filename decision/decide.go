@@ -28,7 +28,7 @@ type Decision struct {
 // it, and the plan rows (asrpt plan, /plan) are built from it.
 type Plan struct {
 	// Decisions has one decision per managed pending job, head of the
-	// queue first.
+	// queue first (State.Decisions: valid until the next step).
 	Decisions []Decision
 	// Stops are the running jobs the policy preempted, to be signalled.
 	Stops []*Entry
@@ -85,15 +85,18 @@ func Decide(snap *Snapshot, st *State, t float64) Plan {
 // Decisions returns the Decisions for the managed pending jobs in the
 // order Slurm should start them: dispatched jobs in dispatch order, then
 // the policy's order, with the standing jobs put in (withStanding).
+//
+// The slice is the state's buffer, reused by the next call: valid until
+// the next step.
 func (tr *State) Decisions() []Decision {
-	ranked := tr.dispatched()
+	ranked := tr.dispatched(tr.ranked[:0])
 	for _, t := range tr.pol.Pending() {
 		if e := tr.byTask[t]; e != nil && e.Phase == PhQueued {
 			ranked = append(ranked, e)
 		}
 	}
 	ranked = tr.withStanding(ranked)
-	ds := make([]Decision, len(ranked))
+	ds := slices.Grow(tr.decisions[:0], len(ranked))[:len(ranked)]
 	if tr.Mode == WriteFactor {
 		tr.factors = multifactor.SiteFactors(len(ranked), tr.cfg.SiteFactorMax, tr.factors)
 		for i, e := range ranked {
@@ -114,6 +117,8 @@ func (tr *State) Decisions() []Decision {
 			ds[i].Nodes = []string{} // cleared: see unpin
 		}
 	}
+	clear(ranked) // holds no entry past the step
+	tr.ranked, tr.decisions = ranked[:0], ds
 	return ds
 }
 

@@ -15,7 +15,8 @@ import (
 // know), gets a new Heavy-Edge placement, away from the old nodes when
 // possible; one that fits nowhere keeps no placement until it does.
 func (tr *State) placeDispatched(t float64, free *placement.Free) {
-	ds := tr.dispatched()
+	ds := tr.dispatched(tr.ranked[:0])
+	defer func() { clear(ds); tr.ranked = ds[:0] }()
 	grace := tr.cfg.DispatchGrace.Seconds()
 	for _, e := range ds {
 		if e.placed && tr.nodes.mayUsePlacement(e, &e.place) && free.Take(&e.place) == nil {
@@ -61,9 +62,8 @@ func (tr *State) placeOn(free *placement.Free, e *Entry) (placement.Placement, e
 	return tr.env.PlaceAllowed(free, t, func(_ *policy.Task, i int) bool { return tr.nodes.mayUse(e, i) })
 }
 
-// dispatched returns the dispatched jobs in dispatch order.
-func (tr *State) dispatched() []*Entry {
-	var ds []*Entry
+// dispatched appends the dispatched jobs, in dispatch order, to ds.
+func (tr *State) dispatched(ds []*Entry) []*Entry {
 	for _, e := range tr.Entries {
 		if e.Phase == PhDispatched {
 			ds = append(ds, e)

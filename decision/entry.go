@@ -139,6 +139,9 @@ type Entry struct {
 	// notPending those that showed a queued job not pending (see
 	// AbsentCycles and StartedCycles).
 	absent, notPending int
+	// listed is the number of the last job list that showed the job
+	// (State.suspect).
+	listed uint64
 }
 
 // family returns predictor.Family(e.job.Name), computed once per name.

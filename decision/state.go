@@ -62,6 +62,12 @@ type State struct {
 	labels  labeler
 	factors []uint32
 
+	// ranked and decisions are Decisions' buffers.
+	ranked    []*Entry
+	decisions []Decision
+	// lists numbers the job lists suspect has seen.
+	lists uint64
+
 	// stops are the jobs this cycle's pass preempted, to be signalled by
 	// apply (preempt.go).
 	stops []*Entry

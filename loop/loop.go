@@ -140,7 +140,7 @@ func newController(ctx context.Context, env *policy.Env, cfg sidecar.Config, pre
 		seen = wrap(sl)
 	}
 	s, err := sidecar.New(cfg, sidecar.Options{Cluster: env.Cluster, Slurm: seen, Predictor: pred, Log: zerolog.Nop(),
-		SlurmVersion: "the replay's slurmctld"})
+		SlurmVersion: "the replay's slurmctld", Headless: true})
 	if err != nil {
 		return nil, fmt.Errorf("loop: %w", err)
 	}

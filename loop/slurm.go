@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -24,8 +25,13 @@ type Slurm struct {
 	names map[string]int
 	q     *policy.Queue
 	now   float64
-	// waiting maps the waiting jobs' ids to their tasks during a poll.
+	// wait is the waiting jobs in arrival order during a poll, waiting
+	// maps their ids to their tasks.
+	wait    []*policy.Task
 	waiting map[string]*policy.Task
+	// jobs is the buffer of the records Jobs returns, reused from one
+	// poll to the next.
+	jobs []slurmclient.Job
 	// ended holds the jobs that ended and that accounting may still be
 	// asked for, in the order they ended.
 	ended []policy.Ended
@@ -46,24 +52,26 @@ func (s *Slurm) show(now float64, q *policy.Queue) {
 	s.q, s.now = q, now
 	s.ended = append(s.ended, q.Ended()...)
 	clear(s.waiting)
-	for _, t := range q.Waiting() {
+	s.wait = q.Waiting()
+	for _, t := range s.wait {
 		s.waiting[t.ID] = t
 	}
 }
 
 // hide ends the poll: calls fail until the next show.
-func (s *Slurm) hide() { s.q = nil }
+func (s *Slurm) hide() { s.q, s.wait = nil, nil }
 
 var errNoPoll = fmt.Errorf("loop: the model's queue is read outside a poll")
 
 // Jobs implements sidecar.Slurm: the waiting jobs, then the running ones,
-// each in arrival order.
+// each in arrival order. The slice is valid until the next call, which
+// reuses it.
 func (s *Slurm) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 	if s.q == nil {
 		return nil, errNoPoll
 	}
-	wait, run := s.q.Waiting(), s.q.Running()
-	out := make([]slurmclient.Job, 0, len(wait)+len(run))
+	wait, run := s.wait, s.q.Running() // a poll's writes change no membership
+	out := slices.Grow(s.jobs[:0], len(wait)+len(run))
 	for _, t := range wait {
 		j := s.record(t, "PENDING")
 		j.Priority = max(s.q.Priority(t), 1) // 0 would read as held
@@ -80,18 +88,24 @@ func (s *Slurm) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 		j := s.record(t, "RUNNING")
 		j.Priority = 1
 		j.Start = Time(t.Start)
-		j.GPUIndices = map[string][]int{}
+		j.GPUIndices = make(map[string][]int, len(t.Placement.Slots))
+		j.Nodes = make([]string, 0, len(t.Placement.Slots))
 		for _, sl := range t.Placement.Slots {
 			name := s.cl.Nodes[sl.Node].Name
 			j.Nodes = append(j.Nodes, name)
+			idx := make([]int, 0, bits.OnesCount64(sl.GPUs))
 			for g := range s.cl.Nodes[sl.Node].GPUs {
 				if sl.GPUs&(1<<g) != 0 {
-					j.GPUIndices[name] = append(j.GPUIndices[name], g)
+					idx = append(idx, g)
 				}
+			}
+			if len(idx) > 0 {
+				j.GPUIndices[name] = append(j.GPUIndices[name], idx...)
 			}
 		}
 		out = append(out, j)
 	}
+	s.jobs = out
 	return out, nil
 }
 

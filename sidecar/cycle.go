@@ -64,7 +64,9 @@ type CycleReport struct {
 // state is saved at the end of a cycle that changed it.
 func (s *Sidecar) RunOnce(ctx context.Context, now time.Time) (CycleReport, error) {
 	rep, err := s.cycle(ctx, now, s.cfg.DryRun)
-	s.publishStatus(rep, err)
+	if !s.headless {
+		s.publishStatus(rep, err)
+	}
 	return rep, err
 }
 
@@ -124,18 +126,22 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 		s.incident("deadline", err)
 	}
 	// A dry run's report has the whole plan; /plan serves its head.
-	limit := maxServedPlanRows
-	if dry {
-		limit = 0
-	}
-	rows := s.state.PlanRows(p.Decisions, snap.Jobs, limit)
-	if dry {
-		rep.Plan = rows
-		if len(rows) > maxServedPlanRows {
-			rows = rows[:maxServedPlanRows]
+	if dry || !s.headless {
+		limit := maxServedPlanRows
+		if dry {
+			limit = 0
+		}
+		rows := s.state.PlanRows(p.Decisions, snap.Jobs, limit)
+		if dry {
+			rep.Plan = rows
+			if len(rows) > maxServedPlanRows {
+				rows = rows[:maxServedPlanRows]
+			}
+		}
+		if !s.headless {
+			s.lastPlan.Store(&ServedPlan{Time: now, DryRun: dry, Rows: rows})
 		}
 	}
-	s.lastPlan.Store(&ServedPlan{Time: now, DryRun: dry, Rows: rows})
 	if !dry && s.state.Dirty && s.cfg.StateFile != "" {
 		_ = s.saveState()
 	}

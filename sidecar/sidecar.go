@@ -27,6 +27,8 @@ type Sidecar struct {
 
 	// state is the decide step's state (package decision).
 	state *decision.State
+	// headless: nothing reads /status and /plan (Options.Headless).
+	headless bool
 
 	acctFrom time.Time                // start of the next accounting query
 	active   map[string]*openIncident // open incidents by key
@@ -64,6 +66,12 @@ type Options struct {
 	// partition of a higher tier wait for, since Slurm starts those first
 	// whatever the priorities. Nil: tiers unknown, not checked.
 	PartitionTiers map[string]int
+	// Headless says that nothing reads the status or the plan a cycle
+	// publishes for /status and /plan (the closed-loop replay): cycles
+	// then build neither, nor the gauges that go with the status
+	// (asrpt_slurmrestd_up, the hands-off count, the token's expiry).
+	// RunOnce's report is the same.
+	Headless bool
 }
 
 // ErrNoSiteFactor is New's refusal to run in factor mode on a REST API
@@ -119,7 +127,7 @@ func New(cfg Config, o Options) (*Sidecar, error) {
 	}
 	s := &Sidecar{
 		cfg: cfg, slurm: o.Slurm, log: o.Log, m: newMetrics(),
-		active: map[string]*openIncident{}, seen: map[string]bool{}, reloads: o.Reload,
+		active: map[string]*openIncident{}, seen: map[string]bool{}, reloads: o.Reload, headless: o.Headless,
 	}
 	if s.state, err = decision.NewState(cfg.Settings(), o.Cluster, pred, mode, o.PartitionTiers, o.Slurm.SupportsDelivery, &s.givenBack); err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)

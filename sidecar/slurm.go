@@ -12,7 +12,8 @@ import (
 // slurmclient.Client it calls. Tests pass an in-memory fake
 // (sidecartest.Fake); production passes the REST client.
 type Slurm interface {
-	// Jobs returns the pending and running jobs.
+	// Jobs returns the pending and running jobs. The sidecar keeps no
+	// reference to the slice past its next call.
 	Jobs(ctx context.Context) ([]slurmclient.Job, error)
 	// Nodes returns every node.
 	Nodes(ctx context.Context) ([]slurmclient.Node, error)

@@ -1,15 +1,20 @@
 package sidecar
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
 
+	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -118,5 +123,41 @@ func TestServedPlan(t *testing.T) {
 	j, _ := h.fake.Job("2")
 	if p.Rows[0].PriorityNew != j.Priority {
 		t.Errorf("plan says priority %d, Slurm has %d", p.Rows[0].PriorityNew, j.Priority)
+	}
+}
+
+// TestHeadless: a headless sidecar (the closed-loop replay's) publishes no
+// status and no plan, and makes the same cycles and writes as one that
+// does.
+func TestHeadless(t *testing.T) {
+	var reps [2][]CycleReport
+	var writes [2][]sidecartest.Write
+	for i, headless := range []bool{false, true} {
+		h := newHarness(t, 2, 4, false, nil)
+		nodes, _ := h.fake.Nodes(context.Background())
+		s, err := New(h.cfg, Options{Cluster: cluster.Uniform(len(nodes), nodes[0].GPUs), Slurm: h.fake, Predictor: h.pred,
+			Log: zerolog.Nop(), Headless: headless})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.s = s
+		for k, name := range []string{"long", "short", "mid", "day", "short"} {
+			h.fake.Submit(pend(fmt.Sprint(k+1), name, 4, t0.Add(time.Duration(k)*time.Second)))
+		}
+		for c := range 3 {
+			rep := h.cycle(t0.Add(time.Duration(c+1) * time.Minute))
+			rep.Duration = 0
+			reps[i] = append(reps[i], rep)
+		}
+		writes[i] = h.fake.Writes()
+		if got := s.status.Load() != nil || s.lastPlan.Load() != nil; got == headless {
+			t.Errorf("headless %v: status or plan published: %v", headless, got)
+		}
+	}
+	if !reflect.DeepEqual(reps[0], reps[1]) {
+		t.Errorf("reports differ:\n%+v\n%+v", reps[0], reps[1])
+	}
+	if len(writes[0]) == 0 || !reflect.DeepEqual(writes[0], writes[1]) {
+		t.Errorf("writes differ (or none):\n%+v\n%+v", writes[0], writes[1])
 	}
 }
