@@ -33,7 +33,8 @@ type Settings struct {
 	// RequiredNodes enables the Heavy-Edge node list; GPUsPerNode the
 	// per-node GPU count for --gpus=N jobs spread evenly over nodes.
 	RequiredNodes, GPUsPerNode bool
-	// Profiles resolves each placed job's communication profile.
+	// Profiles resolves each placed job's communication profile (nil: no
+	// rules, the data-parallel default).
 	Profiles *jobprofile.Resolver
 	// Preemption is the site's opt-in to preemption.
 	Preemption PreemptionConfig

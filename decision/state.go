@@ -88,7 +88,7 @@ func NewState(cfg Settings, cl *cluster.Cluster, pred predictor.Predictor, mode 
 		return nil, err
 	}
 	tr := &State{
-		cfg: cfg, nodes: newNodeView(cl, tiers), env: env, pol: pol, pred: pred, profiles: cfg.Profiles,
+		cfg: cfg, nodes: newNodeView(cl, tiers), env: env, pol: pol, pred: pred, profiles: profilesOf(cfg),
 		supportsDelivery: supportsDelivery, givenBack: givenBack,
 		Entries: map[string]*Entry{}, byTask: map[*policy.Task]*Entry{}, regroups: map[[2]string]bool{},
 		finished: map[string]finishedJob{}, ended: map[string]bool{}, Unreadable: map[string]bool{},
@@ -103,7 +103,15 @@ func NewState(cfg Settings, cl *cluster.Cluster, pred predictor.Predictor, mode 
 // a reload may change).
 func (tr *State) Reconfigure(settings Settings) {
 	tr.cfg = settings
-	tr.profiles = settings.Profiles
+	tr.profiles = profilesOf(settings)
+}
+
+// profilesOf is settings' profile resolver, the default one when none.
+func profilesOf(settings Settings) *jobprofile.Resolver {
+	if settings.Profiles == nil {
+		return &jobprofile.Resolver{}
+	}
+	return settings.Profiles
 }
 
 // note records ev for the shell.
