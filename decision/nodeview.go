@@ -123,7 +123,7 @@ func (nv *nodeView) freeModel(nodes []slurmclient.Node, jobs []slurmclient.Job, 
 		all := free.Mask(i)
 		inScope := len(scope) == 0
 		for _, p := range n.Partitions {
-			inScope = inScope || contains(scope, p)
+			inScope = inScope || slices.Contains(scope, p)
 		}
 		if !n.Schedulable() || !inScope {
 			take(i, all)

@@ -66,12 +66,10 @@ type Scope struct {
 func (s Scope) Contains(partition, qos, account string) bool {
 	if len(s.Partitions) > 0 {
 		for _, p := range strings.Split(partition, ",") {
-			if !contains(s.Partitions, p) {
+			if !slices.Contains(s.Partitions, p) {
 				return false
 			}
 		}
 	}
-	return (len(s.QOS) == 0 || contains(s.QOS, qos)) && (len(s.Accounts) == 0 || contains(s.Accounts, account))
+	return (len(s.QOS) == 0 || slices.Contains(s.QOS, qos)) && (len(s.Accounts) == 0 || slices.Contains(s.Accounts, account))
 }
-
-func contains(list []string, s string) bool { return slices.Contains(list, s) }

@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"slices"
 	"time"
 
@@ -93,14 +92,10 @@ func (s *Slurm) Jobs(ctx context.Context) ([]slurmclient.Job, error) {
 		for _, sl := range t.Placement.Slots {
 			name := s.cl.Nodes[sl.Node].Name
 			j.Nodes = append(j.Nodes, name)
-			idx := make([]int, 0, bits.OnesCount64(sl.GPUs))
 			for g := range s.cl.Nodes[sl.Node].GPUs {
 				if sl.GPUs&(1<<g) != 0 {
-					idx = append(idx, g)
+					j.GPUIndices[name] = append(j.GPUIndices[name], g)
 				}
-			}
-			if len(idx) > 0 {
-				j.GPUIndices[name] = append(j.GPUIndices[name], idx...)
 			}
 		}
 		out = append(out, j)

@@ -14,10 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/asrpt/asrpt/decision"
-
 	"github.com/BurntSushi/toml"
 
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/internal/tomlbound"
 	"github.com/asrpt/asrpt/jobprofile"
 	"github.com/asrpt/asrpt/multifactor"
@@ -160,8 +159,6 @@ type SlurmConfig struct {
 	// the cluster model is built (default /etc/slurm).
 	ConfDir string
 }
-
-func contains(list []string, s string) bool { return slices.Contains(list, s) }
 
 // DefaultConfig returns the defaults documented in contrib/asrpt.toml.
 func DefaultConfig() Config {
@@ -389,7 +386,7 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 	default:
 		add("slurm.url", "scheme %q: want http, https or unix", u.Scheme)
 	}
-	if c.Slurm.API != "" && !contains([]string{"v0.0.38", "v0.0.42", "v0.0.44"}, c.Slurm.API) {
+	if c.Slurm.API != "" && !slices.Contains([]string{"v0.0.38", "v0.0.42", "v0.0.44"}, c.Slurm.API) {
 		add("slurm.api", "%q: want v0.0.38, v0.0.42, v0.0.44 or empty", c.Slurm.API)
 	}
 	positive := func(key string, d time.Duration) {
@@ -449,10 +446,10 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 			add("metrics.listen", "%v", err)
 		}
 	}
-	if !contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
 		add("log.level", "%q: want debug, info, warn or error", c.LogLevel)
 	}
-	if !contains([]string{"json", "console", "auto"}, c.LogFormat) {
+	if !slices.Contains([]string{"json", "console", "auto"}, c.LogFormat) {
 		add("log.format", "%q: want json, console or auto", c.LogFormat)
 	}
 	if g := c.Profiles.GradientBytes; !(g >= 1 && g <= 1e12) {

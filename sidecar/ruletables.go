@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/asrpt/asrpt/jobword"
@@ -33,7 +34,7 @@ func ruleList(v any, key string, max int, fields []string, name string, lines ma
 		vals := map[string]string{}
 		bad := false
 		for _, k := range sortedKeys(tbl) {
-			if !contains(fields, k) {
+			if !slices.Contains(fields, k) {
 				add("%s: unknown key (want %s)", k, strings.Join(fields, ", "))
 				bad = true
 				continue
