@@ -109,7 +109,7 @@ type Entry struct {
 	// MayFactor: asrpt may have given the job a site factor other than 0
 	// (one was about to be sent, or sent); MayPrio: asrpt may have set its
 	// priority. Both are set, and saved, before the write goes out
-	// (recordIntents), so that a giveback undoes a write whose outcome the
+	// (State.Intend), so that a giveback undoes a write whose outcome the
 	// state never learnt; they clear when the job is handed back.
 	MayFactor, MayPrio bool
 	// Fails holds, by write kind (priority, site_factor, nodes), the failure of the

@@ -30,7 +30,8 @@
 // decision) reads nothing from Slurm and writes nothing to it, and returns
 // the plan as a value: one decision per managed pending job (priority or
 // site factor; node list, or the reason for none), the jobs to stop and
-// the events to count and log; apply (write.go) sends the changed values.
+// the events to count and log; apply (write.go) sends the changed values
+// and hands each write's decision.Outcome to decision.State.Record.
 // The plan (asrpt plan) is built from the same decisions.
 //
 // Two types split the work. decision.State is the decide step's state —
@@ -220,7 +221,7 @@
 //
 // No REST call reports a job's site factor, so only the state file can say
 // which jobs hold one of asrpt's; `asrpt giveback` undoes what it lists.
-// Three rules keep that list complete (decision/absence.go, write.go):
+// Three rules keep that list complete (decision/absence.go, decision/outcome.go):
 //
 //   - A job missing from one job list is kept, with its sequence number,
 //     its virtual progress and what asrpt wrote to it, and gets no writes;

@@ -4,22 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/slurmclient"
 )
-
-// maxWriteBackoff bounds the wait before a failed write to one job is
-// tried again: after the n-th failure in a row the next try waits
-// interval·2^(n−1), at most this long.
-const maxWriteBackoff = 15 * time.Minute
-
-// maxNodeListTries is how many node lists are tried for one job before
-// asrpt stops writing node lists to it (a refusal as invalid stops at once).
-const maxNodeListTries = 3
 
 // apply writes the changed values, head of the queue first, within the
 // write limit; a value whose last write to the job failed waits for its
@@ -36,7 +26,7 @@ func (s *Sidecar) apply(ctx context.Context, p *decision.Plan, dry bool, rep *Cy
 	ds := p.Decisions
 	if !dry && s.cfg.StateFile != "" {
 		broken, _ := s.stateBroken.Load().(string)
-		if s.recordIntents(ds) || broken != "" || len(p.Stops) > 0 {
+		if s.state.Intend(ds) || broken != "" || len(p.Stops) > 0 {
 			if err := s.saveState(); err != nil {
 				// Nothing goes out that the state could not undo, and no
 				// signal the state does not record.
@@ -158,57 +148,10 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *decision.Entry, f uint
 	return false, true, nil
 }
 
-// recordIntents marks on each job what this cycle's decisions may write
-// to it (mayFactor for a site factor other than 0, mayPrio for a
-// priority, wroteNodes for a node list) and reports whether a mark is new:
-// then the state is saved before any write goes out, so that whatever
-// reaches Slurm is in the state file before it does, and `asrpt giveback`
-// can undo it even if the sidecar dies before the cycle's own save. The
-// marks over-approximate (a write the limit defers is marked too); a
-// giveback of a job that holds nothing is harmless.
-func (s *Sidecar) recordIntents(ds []decision.Decision) bool {
-	changed := false
-	mark := func(b *bool) {
-		if !*b {
-			*b, changed = true, true
-		}
-	}
-	for _, d := range ds {
-		e := d.Entry
-		if e.Record == nil || !e.Record.Pending() {
-			continue
-		}
-		nodes := d.Nodes != nil && (!slices.Equal(d.Nodes, e.Nodes) || d.GPUsPerNode != e.GPUsPerNode)
-		if nodes {
-			mark(&e.WroteNodes)
-		}
-		if s.state.Mode == WriteFactor {
-			if d.Factor != 0 && (nodes || d.SetFactor) {
-				mark(&e.MayFactor)
-				if d.SetFactor && e.Record.Shape() == slurmclient.ShapeHetLeader {
-					// Each component is written its factor by its own id.
-					for _, c := range e.Record.Het.Components {
-						if c != e.ID && !slices.Contains(e.HetFactor, c) {
-							e.HetFactor, changed = append(e.HetFactor, c), true
-						}
-					}
-				}
-			}
-		} else if nodes || d.Priority != e.Prio {
-			mark(&e.MayPrio)
-		}
-	}
-	if changed {
-		s.state.Dirty = true
-	}
-	return changed
-}
-
 // due reports whether a write of kind to e may be sent now: not while the
 // backoff after its last failure runs.
 func (s *Sidecar) due(e *decision.Entry, kind string, rep *CycleReport) bool {
-	f := e.Fails[kind]
-	if f == nil || s.state.Clock >= f.Next {
+	if s.state.Due(e, kind) {
 		return true
 	}
 	rep.Backoff++
@@ -238,12 +181,10 @@ func (s *Sidecar) writeTo(ctx context.Context, e *decision.Entry, id, kind strin
 		return false, "", nil
 	}
 	s.m.requests.WithLabelValues(kind).Inc()
-	if len(u.RequiredNodes) > 0 && !e.WroteNodes {
-		e.WroteNodes, s.state.Dirty = true, true
-	}
 	if e.Fails[kind] != nil {
 		s.m.retries.WithLabelValues(kind).Inc()
 	}
+	o := decision.Outcome{Entry: e, Target: id, Kind: kind, Update: u}
 	err = s.slurm.UpdateJob(ctx, id, u)
 	if err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) {
 		*inRow = 0
@@ -252,46 +193,26 @@ func (s *Sidecar) writeTo(ctx context.Context, e *decision.Entry, id, kind strin
 			s.m.appliedDespite.WithLabelValues(kind).Inc()
 			s.log.Debug().Err(err).Str("job", id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
 		}
-		s.state.Dirty = true
-		if id != e.ID {
-			if !slices.Contains(e.HetFactor, id) {
-				e.HetFactor = append(e.HetFactor, id)
-			}
-			return false, "", nil
-		}
-		delete(e.Fails, kind)
-		if u.Priority != nil {
-			e.Prio, e.MayPrio = *u.Priority, false // known now
-		} else if u.Hold != nil && !*u.Hold {
-			// Released without a priority: the priority plugin's value
-			// stands.
-			e.Prio = 0
-		}
-		if u.SiteFactor != nil {
-			e.Factor = *u.SiteFactor
-		}
-		if u.RequiredNodes != nil {
-			e.Nodes = slices.Clone(u.RequiredNodes)
-			e.GPUsPerNode = 0
-			if u.GPUsPerNode != nil {
-				e.GPUsPerNode = *u.GPUsPerNode
-			}
-		}
+		s.state.Record(o)
 		return false, "", nil
 	}
 	rep.Writes[kind]--
 	reason = Reason(err)
 	rep.Failed[reason.String()]++
 	s.m.failures.WithLabelValues(kind, reason.String()).Inc()
-	switch {
-	case reason.Systemic():
+	if reason.Systemic() || reason == FailJobGone {
+		o.Result = decision.Lost
+		s.state.Record(o)
+		if reason == FailJobGone {
+			// Cancelled between read and write: the next cycle's read drops it.
+			return false, reason, nil
+		}
 		s.incident("write:"+reason.String(), err)
 		return true, reason, err
-	case reason == FailJobGone:
-		// Cancelled between read and write: the next cycle's read drops it.
-		return false, reason, nil
 	}
-	s.failed(e, kind, reason, err)
+	o.Result, o.Reason = decision.Failed, reason.String()
+	o.NodesFinal, o.NotApplied = reason.NodesFinal(), reason == FailNotApplied
+	s.logFailure(e, kind, reason, s.state.Record(o), err)
 	if reason.Raced() || reason.Refused() {
 		// Started or held since the read (the next read shows it), or
 		// this job's request refused: no sign of a failing slurmctld.
@@ -304,44 +225,16 @@ func (s *Sidecar) writeTo(ctx context.Context, e *decision.Entry, id, kind strin
 	return false, reason, nil
 }
 
-// failed records a failed write of kind to e: the next try waits for a
-// backoff that doubles with each failure in a row; a node list that Slurm
-// refused as invalid, or that failed maxNodeListTries times, is not tried
-// again for this job. Each job's failure is logged once per reason.
-func (s *Sidecar) failed(e *decision.Entry, kind string, reason FailReason, err error) {
-	if e.Fails == nil {
-		e.Fails = map[string]*decision.WriteFailure{}
+// logFailure logs a failed write of kind to e the first time the job fails
+// for this reason (the state's record of it is r).
+func (s *Sidecar) logFailure(e *decision.Entry, kind string, reason FailReason, r decision.Recorded, err error) {
+	if !r.FirstOfReason {
+		return
 	}
-	f := e.Fails[kind]
-	if f == nil {
-		f = &decision.WriteFailure{}
-		e.Fails[kind] = f
-	}
-	f.N++
-	wait := math.Min(s.cfg.Interval.Seconds()*math.Exp2(float64(f.N-1)), maxWriteBackoff.Seconds())
-	f.Next = s.state.Clock + wait
-	s.state.Dirty = true
-	giveUp := kind == "nodes" && (reason.NodesFinal() || f.N >= maxNodeListTries)
-	if giveUp {
-		e.NoNodes = true
-	}
-	if reason == FailNotApplied {
-		// Slurm answered success but the job differs: assume nothing asrpt
-		// can rely on.
-		switch kind {
-		case "priority":
-			e.Prio = 0
-		case "nodes":
-			e.Nodes = nil
-		}
-	}
-	if !slices.Contains(f.Logged, string(reason)) {
-		f.Logged = append(f.Logged, string(reason))
-		ev := s.log.Warn().Err(err).Str("job", e.ID).Str("kind", kind).Stringer("reason", reason)
-		if giveUp {
-			ev.Msg("write failed; no further node list for this job")
-		} else {
-			ev.Dur("retry_in", time.Duration(wait*float64(time.Second))).Msg("write failed; retrying after a backoff")
-		}
+	ev := s.log.Warn().Err(err).Str("job", e.ID).Str("kind", kind).Stringer("reason", reason)
+	if r.GiveUp {
+		ev.Msg("write failed; no further node list for this job")
+	} else {
+		ev.Dur("retry_in", time.Duration(r.Wait*float64(time.Second))).Msg("write failed; retrying after a backoff")
 	}
 }
