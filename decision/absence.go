@@ -106,7 +106,7 @@ func (tr *State) keepLost(t float64, e *Entry) bool {
 		e.lostSince = t
 		switch e.Phase {
 		case PhQueued:
-			tr.Withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
+			tr.withdraw(t, e, reason.Of(reason.Withdrawn, "missing from the job list"), true)
 		case PhDispatched, PhRunning:
 			tr.leavePolicy(t, e, reason.Of(reason.Withdrawn, "missing from the job list"))
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -197,4 +198,28 @@ func (tr *State) Intend(ds []Decision) bool {
 		tr.Dirty = true
 	}
 	return changed
+}
+
+// Signalled records that e's stop signal went out.
+func (tr *State) Signalled(e *Entry) {
+	e.SignalSent, tr.Dirty = true, true
+}
+
+// StopFailed records that e's stop signal did not go out (why says what
+// stopped it): e leaves the policy for good, runs on unmanaged and is never
+// signalled again.
+func (tr *State) StopFailed(e *Entry, why string) {
+	tr.withdraw(tr.Clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
+	e.StopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
+	e.StopFrom = ""
+}
+
+// HandedBack records that a giveback set job id's values back to Slurm's:
+// no priority, site factor or node list of asrpt's, and no mark of one it
+// may hold. The policy keeps its order.
+func (tr *State) HandedBack(id string) {
+	if e := tr.Entries[id]; e != nil {
+		e.Prio, e.Factor, e.Nodes, e.GPUsPerNode, e.MayFactor, e.MayPrio = 0, 0, nil, 0, false, false
+	}
+	tr.Dirty = true
 }

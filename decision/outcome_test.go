@@ -210,3 +210,19 @@ func TestIntend(t *testing.T) {
 		})
 	}
 }
+
+// TestHandedBack checks that a giveback's job holds nothing of asrpt's
+// afterwards, and that an unknown id changes no entry.
+func TestHandedBack(t *testing.T) {
+	st := newTestState(t, WriteFactor)
+	e := &Entry{ID: "41", Prio: 7, Factor: 9, Nodes: []string{"n1"}, GPUsPerNode: 2, MayFactor: true, MayPrio: true, WroteNodes: true}
+	st.Entries["41"] = e
+	st.HandedBack("42")
+	st.HandedBack("41")
+	if e.Prio != 0 || e.Factor != 0 || e.Nodes != nil || e.GPUsPerNode != 0 || e.MayFactor || e.MayPrio || !st.Dirty {
+		t.Errorf("after a giveback: %+v dirty %v", e, st.Dirty)
+	}
+	if !e.WroteNodes {
+		t.Error("the node-list mark, which giveback reads, was cleared")
+	}
+}

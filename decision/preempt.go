@@ -145,10 +145,10 @@ func (tr *State) stopping(t float64, preempted []*policy.Task) {
 func (tr *State) watchStop(t float64, e *Entry) {
 	switch {
 	case !e.SignalSent:
-		tr.Withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
+		tr.withdraw(t, e, reason.Of(reason.Withdrawn, "preempted in a dry run: no signal was sent"), false)
 	case t-e.signalledAt > float64(e.Stop.Grace)+tr.cfg.stopSlack():
 		tr.note(Event{Kind: EvPreemptOutcome, Job: e.ID, Outcome: OutcomeIgnored, Signal: e.Stop.Signal, Grace: e.Stop.Grace})
-		tr.Withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
+		tr.withdraw(t, e, reason.Of(reason.PreemptFailed, "ignored the preemption signal"), false)
 		e.StopWhy, e.StopFrom, e.SignalSent = reason.Of(reason.PreemptFailed, "it ignored a preemption signal"), "", false
 	}
 }

@@ -87,7 +87,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 				// Withdrawn only when StartedCycles lists in a row show it
 				// not pending: a flapping job keeps its place.
 				if e.notPending++; e.notPending >= StartedCycles && !tr.adopt(t, e) {
-					tr.Withdraw(t, e, reason.Of(reason.Withdrawn, "started by Slurm before its turn"), false)
+					tr.withdraw(t, e, reason.Of(reason.Withdrawn, "started by Slurm before its turn"), false)
 				}
 			case PhStopping:
 				tr.watchStop(t, e)
@@ -117,7 +117,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 		switch e.Phase {
 		case PhQueued:
 			if !ok {
-				tr.Withdraw(t, e, why, true)
+				tr.withdraw(t, e, why, true)
 			}
 		case PhDispatched:
 			switch {
@@ -243,9 +243,9 @@ func (tr *State) enter(t float64, e *Entry, add func(*policy.Task)) bool {
 	return true
 }
 
-// Withdraw takes a waiting job out of the policy and keeps e as idle;
+// withdraw takes a waiting job out of the policy and keeps e as idle;
 // park keeps its virtual work left so that it can rejoin where it was.
-func (tr *State) Withdraw(t float64, e *Entry, why reason.Reason, park bool) {
+func (tr *State) withdraw(t float64, e *Entry, why reason.Reason, park bool) {
 	if e.Task != nil {
 		if park {
 			e.Parked, e.remaining = true, e.Task.VirtualRemaining()
@@ -298,7 +298,7 @@ func (tr *State) vanish(t float64, e *Entry) {
 	defer delete(tr.ended, e.ID)
 	switch e.Phase {
 	case PhQueued:
-		tr.Withdraw(t, e, reason.Of(reason.Withdrawn, "gone"), false)
+		tr.withdraw(t, e, reason.Of(reason.Withdrawn, "gone"), false)
 	case PhDispatched, PhRunning, PhStopping:
 		if !tr.ended[e.ID] { // else its accounting record was seen
 			tr.finished[e.ID] = finishedJob{est: e.Est.Seconds, since: t}

@@ -171,8 +171,8 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
 	bad.fail(&rep, want)
 	for _, id := range rep.Returned {
-		e, m := s.state.Entries[id], want[id]
-		e.Prio, e.Factor, e.Nodes, e.GPUsPerNode, e.MayFactor, e.MayPrio = 0, 0, nil, 0, false, false
+		s.state.HandedBack(id)
+		m := want[id]
 		if m.factor {
 			s.m.writes.WithLabelValues("site_factor").Inc()
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/asrpt/asrpt/decision"
-	"github.com/asrpt/asrpt/reason"
 )
 
 // signalStops sends this cycle's stop signals (none in a dry run, none
@@ -35,8 +34,7 @@ func (s *Sidecar) signalStops(ctx context.Context, stops []*decision.Entry, dry,
 			}
 			continue
 		}
-		e.SignalSent = true
-		s.state.Dirty = true
+		s.state.Signalled(e)
 		s.log.Info().Str("job", e.ID).Str("signal", e.Stop.Signal).Str("delivery", d.String()).Int("grace_s", e.Stop.Grace).
 			Int("preemptions", e.Preemptions).Str("opt_in", e.StopFrom).Msg("preempting: stop signal sent")
 	}
@@ -52,7 +50,5 @@ func (s *Sidecar) stopFailed(e *decision.Entry, why string, err error) {
 		ev = ev.Err(err).Str("reason", Reason(err).String())
 	}
 	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
-	s.state.Withdraw(s.state.Clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
-	e.StopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
-	e.StopFrom = ""
+	s.state.StopFailed(e, why)
 }
