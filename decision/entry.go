@@ -106,6 +106,9 @@ type Entry struct {
 	// cycle for something other than resources and priority (heldBack):
 	// the job is ranked but never dispatched (policy.Task.Blocked).
 	heldBack string
+	// gpus is the GPUs of the unit the job stands for as the last job
+	// list showed it (all components of a heterogeneous job).
+	gpus int
 	// MayFactor: asrpt may have given the job a site factor other than 0
 	// (one was about to be sent, or sent); MayPrio: asrpt may have set its
 	// priority. Both are set, and saved, before the write goes out

@@ -168,7 +168,7 @@ func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []Pl
 		why := reason.Of(reason.NotManaged, "not managed")
 		if e := tr.Entries[sj.ID]; e != nil && !e.Why.None() {
 			why = e.Why
-		} else if ok, w := tr.eligible(sj, e); !ok {
+		} else if ok, w := admitted(tr.view.classify(sj), e); !ok {
 			why = w
 		}
 		rows = append(rows, PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()),

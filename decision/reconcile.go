@@ -11,28 +11,31 @@ import (
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
-// eligible reports whether a Slurm job may be managed, and why not.
-func (tr *State) eligible(sj *slurmclient.Job, e *Entry) (bool, reason.Reason) {
-	if !sj.Pending() {
-		return false, reason.Of(reason.NotPending, "not pending")
-	}
-	if ok, why := tr.view.manageable(sj); !ok {
-		return false, why
-	}
-	g := tr.view.gpus(sj)
+// admitted reports whether a record of class c, tracked as e (nil when
+// not tracked), may be managed, and why not: as c says, unless an admin
+// set the job's priority.
+func admitted(c class, e *Entry) (bool, reason.Reason) {
 	switch {
-	case sj.Held:
-		return false, reason.Of(reason.Held, "held")
-	case g <= 0:
-		return false, reason.Of(reason.NoGPUs, "no GPUs")
-	case !tr.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account):
-		return false, reason.Of(reason.OutOfScope, "out of scope")
-	case g > tr.env.G:
-		return false, reason.Of(reason.LargerThanCluster, "larger than the cluster")
+	case !c.ok:
+		return false, c.why
 	case e != nil && e.HandsOff:
 		return false, reason.Of(reason.AdminPriority, "priority set by an admin")
 	}
 	return true, reason.Reason{}
+}
+
+// arrayView is one job array as the job list shows it.
+type arrayView struct {
+	// running counts the tasks that are not pending (running, suspended,
+	// completing): the ones the throttle counts.
+	running int
+}
+
+// hetView is one heterogeneous job as the job list shows it.
+type hetView struct {
+	comps []*slurmclient.Job
+	// gpus is the GPUs of all components listed.
+	gpus int
 }
 
 // reconcile brings the tracked jobs and the policy up to date with Slurm's
@@ -42,8 +45,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 	for _, e := range tr.Entries {
 		e.Record = nil
 	}
-	tr.view = newQueueView(jobs)
-	tr.view.now = t
+	tr.view = newQueueView(jobs, t, tr.cfg.Scope, tr.env.G)
 	var arrivals []*Entry
 	for i := range jobs {
 		sj := &jobs[i]
@@ -59,24 +61,26 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 		default:
 			seen["running"]++
 		}
+		c := tr.view.classify(sj)
 		if e == nil {
-			if ok, why := tr.eligible(sj, nil); ok {
-				e = &Entry{ID: sj.ID, Record: sj, OwnNodes: len(sj.RequiredNodes) > 0, heldBack: tr.view.heldBack(sj), base: sj.Priority, lastPending: true}
+			switch {
+			case c.ok:
+				e = &Entry{ID: sj.ID, Record: sj, OwnNodes: len(sj.RequiredNodes) > 0, heldBack: c.heldBack, gpus: c.gpus, base: sj.Priority, lastPending: true}
 				tr.Entries[sj.ID] = e
 				arrivals = append(arrivals, e)
-			} else if tr.standable(sj, why) {
-				e = &Entry{ID: sj.ID, Record: sj, Phase: PhIdle, Why: why, standing: true, heldBack: tr.view.heldBack(sj),
+			case c.standable:
+				e = &Entry{ID: sj.ID, Record: sj, Phase: PhIdle, Why: c.why, standing: true, heldBack: c.heldBack, gpus: c.gpus,
 					base: sj.Priority, OwnNodes: len(sj.RequiredNodes) > 0, lastPending: true}
 				tr.Entries[sj.ID] = e
 				tr.Dirty = true
-			} else if why.Code == reason.OutOfScope {
+			case c.why.Code == reason.OutOfScope:
 				seen["out_of_scope"]++
 			}
 			continue
 		}
 		e.Record, e.absent, e.lostSince, e.lastPending = sj, 0, 0, sj.Pending()
 		delete(tr.ended, sj.ID)
-		e.heldBack = tr.view.heldBack(sj)
+		e.heldBack, e.gpus = c.heldBack, c.gpus
 		if !sj.Pending() {
 			switch e.Phase {
 			case PhDispatched:
@@ -102,7 +106,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 			tr.Dirty = true
 			tr.note(Event{Kind: EvHandsOff, Job: e.ID, Wrote: e.Prio, Now: sj.Priority})
 		}
-		ok, why := tr.eligible(sj, e)
+		ok, why := admitted(c, e)
 		if sj.Shape() == slurmclient.ShapeArrayRemainder {
 			if e.Phase == PhDispatched && e.tasks != "" && sj.Array.Tasks != e.tasks {
 				// A task of the array whose turn had come has started: the
@@ -204,7 +208,7 @@ func toJob(sj *slurmclient.Job) job.Job {
 func (tr *State) arrive(t float64, e *Entry) bool {
 	e.standing = false
 	e.job = toJob(e.Record)
-	e.job.GPUs = tr.view.gpus(e.Record)
+	e.job.GPUs = e.gpus
 	e.tasks = e.Record.Array.Tasks
 	e.Est = tr.pred.Predict(&e.job)
 	e.prof = tr.profiles.Resolve(e.Record.Comment, e.family(), e.job.Account, max(e.job.GPUs, 1))

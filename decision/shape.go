@@ -34,25 +34,62 @@ type queueView struct {
 	hets   map[string]*hetView
 	// now is the cycle's time, Unix seconds.
 	now float64
+	// scope is the configured scope; clusterGPUs the cluster's GPUs.
+	scope       Scope
+	clusterGPUs int
 }
 
-// arrayView is one job array as the job list shows it.
-type arrayView struct {
-	// running counts the tasks that are not pending (running, suspended,
-	// completing): the ones the throttle counts.
-	running int
-}
-
-// hetView is one heterogeneous job as the job list shows it.
-type hetView struct {
-	comps []*slurmclient.Job
-	// gpus is the GPUs of all components listed.
+// class is what one cycle's job list says of a record, before anything
+// asrpt tracked or wrote is consulted: computed once per record
+// (queueView.classify) and acted on by reconcile and the plan.
+type class struct {
+	// ok: the record may be ranked — pending, of a shape ranked through
+	// itself (manageable), not held, asking for GPUs no more than the
+	// cluster has, in scope; why says why not. An admin's priority can
+	// still keep it out (admitted).
+	ok  bool
+	why reason.Reason
+	// gpus is the GPUs of the unit the record stands for (queueView.gpus).
 	gpus int
+	// heldBack is Slurm's reason for holding the unit back, "" when none
+	// (queueView.heldBack).
+	heldBack string
+	// standable: not ranked for its GPUs (none, or more than the cluster)
+	// but pending, not held and in scope, so it keeps its standing through
+	// asrpt's writes (standing.go).
+	standable bool
 }
 
-// newQueueView groups jobs (which must outlive the view).
-func newQueueView(jobs []slurmclient.Job) queueView {
-	v := queueView{arrays: map[string]*arrayView{}, hets: map[string]*hetView{}}
+// classify is the class of record sj.
+func (v queueView) classify(sj *slurmclient.Job) class {
+	if !sj.Pending() {
+		return class{why: reason.Of(reason.NotPending, "not pending"), gpus: v.gpus(sj)}
+	}
+	c := class{gpus: v.gpus(sj), heldBack: v.heldBack(sj)}
+	if ok, why := v.manageable(sj); !ok {
+		c.why = why
+		return c
+	}
+	inScope := v.scope.Contains(sj.Partition, sj.QOS, sj.Account)
+	switch {
+	case sj.Held:
+		c.why = reason.Of(reason.Held, "held")
+	case c.gpus <= 0:
+		c.why, c.standable = reason.Of(reason.NoGPUs, "no GPUs"), inScope
+	case !inScope:
+		c.why = reason.Of(reason.OutOfScope, "out of scope")
+	case c.gpus > v.clusterGPUs:
+		c.why, c.standable = reason.Of(reason.LargerThanCluster, "larger than the cluster"), true
+	default:
+		c.ok = true
+	}
+	return c
+}
+
+// newQueueView groups jobs (which must outlive the view) at now (Unix
+// seconds) for a scope and a cluster of clusterGPUs GPUs.
+func newQueueView(jobs []slurmclient.Job, now float64, scope Scope, clusterGPUs int) queueView {
+	v := queueView{arrays: map[string]*arrayView{}, hets: map[string]*hetView{}, now: now, scope: scope, clusterGPUs: clusterGPUs}
 	for i := range jobs {
 		sj := &jobs[i]
 		if id := sj.Array.JobID; id != "" {

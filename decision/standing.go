@@ -3,10 +3,6 @@ package decision
 import (
 	"cmp"
 	"slices"
-
-	"github.com/asrpt/asrpt/reason"
-
-	"github.com/asrpt/asrpt/slurmclient"
 )
 
 // Jobs asrpt does not rank still compete with those it does: a CPU-only
@@ -28,18 +24,8 @@ import (
 // whole-node CPU-only jobs on the testbed waited longer than with Slurm
 // alone.) It is never dispatched and never pinned.
 // Jobs held, held back (a dependency, a begin time) or whose priority an
-// admin set are left alone; jobs out of scope are never written.
-
-// standable reports whether a job that eligible refused for why keeps its
-// standing through asrpt's writes.
-func (tr *State) standable(sj *slurmclient.Job, why reason.Reason) bool {
-	switch why.Code {
-	case reason.NoGPUs, reason.LargerThanCluster:
-	default:
-		return false
-	}
-	return sj.Pending() && !sj.Held && tr.cfg.Scope.Contains(sj.Partition, sj.QOS, sj.Account)
-}
+// admin set are left alone; jobs out of scope are never written. Which
+// jobs keep their standing the queue view says (class.standable).
 
 // ownKey is a job's place in Slurm's own order: priority (without asrpt's
 // values), then submit time, then id.
