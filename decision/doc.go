@@ -17,11 +17,12 @@
 //
 // What the shell writes comes back as values too (outcome.go): before a
 // cycle's writes, State.Intend marks what the plan may write (the shell
-// saves those marks first); after each write the shell hands its Outcome
-// (the update, written, lost or failed, and why) to State.Record, which
-// alone changes what the state knows a job holds — its priority, factor
-// and node list, its backoff, the marks giveback reads. The shell sends,
-// counts and logs; it sets no field of an Entry.
+// saves those marks first); after each write — a value, a stop signal, a
+// giveback — the shell hands its Outcome (the update, written, lost or
+// failed, and why) to State.Record, which alone changes what the state
+// knows a job holds: its priority, factor and node list, its backoff, the
+// marks giveback reads, a stop signal sent or not. The shell sends, counts
+// and logs; it sets no field of an Entry.
 //
 // Times are Unix seconds (float64) unless a field says otherwise; GPU
 // counts are whole GPUs; priorities and site factors are Slurm priority

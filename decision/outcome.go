@@ -37,13 +37,29 @@ const maxWriteBackoff = 15 * time.Minute
 // asrpt stops writing node lists to it (a refusal as invalid stops at once).
 const maxNodeListTries = 3
 
+// The kinds of write an Outcome reports.
+const (
+	KindPriority   = "priority"
+	KindSiteFactor = "site_factor"
+	KindNodes      = "nodes"
+	// KindSignal is a stop signal to a running job (no Update). One that
+	// did not go out (Failed or Lost, Reason saying why) takes the job out
+	// of the policy for good: it runs on unmanaged and is never signalled
+	// again.
+	KindSignal = "signal"
+	// KindGiveback is a giveback that set the job's values back to
+	// Slurm's (no Update): no priority, site factor or node list of
+	// asrpt's, and no mark of one it may hold. The policy keeps its order.
+	KindGiveback = "giveback"
+)
+
 // Outcome is one write sent to Slurm and how it ended.
 type Outcome struct {
 	// Entry is the job the write was for; Target the job id written:
 	// Entry.ID, or for a site factor one of its heterogeneous components.
 	Entry  *Entry
 	Target string
-	// Kind is the write's kind: "priority", "site_factor" or "nodes".
+	// Kind is the write's kind (KindPriority, ...).
 	Kind   string
 	Update slurmclient.JobUpdate
 	Result WriteResult
@@ -75,6 +91,22 @@ type Recorded struct {
 // dirty afterwards unless the write was lost and changed no mark.
 func (tr *State) Record(o Outcome) Recorded {
 	e, u := o.Entry, o.Update
+	switch o.Kind {
+	case KindSignal:
+		if o.Result == Written {
+			e.SignalSent = true
+		} else {
+			tr.withdraw(tr.Clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+o.Reason), false)
+			e.StopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
+			e.StopFrom = ""
+		}
+		tr.Dirty = true
+		return Recorded{}
+	case KindGiveback:
+		e.Prio, e.Factor, e.Nodes, e.GPUsPerNode, e.MayFactor, e.MayPrio = 0, 0, nil, 0, false, false
+		tr.Dirty = true
+		return Recorded{}
+	}
 	if len(u.RequiredNodes) > 0 && !e.WroteNodes {
 		e.WroteNodes, tr.Dirty = true, true
 	}
@@ -84,7 +116,7 @@ func (tr *State) Record(o Outcome) Recorded {
 	tr.Dirty = true
 	switch {
 	case o.Result == Failed:
-		return tr.failed(o)
+		return e.failed(o, tr.Clock, tr.cfg.Interval.Seconds())
 	case o.Target != e.ID:
 		if !slices.Contains(e.HetFactor, o.Target) {
 			e.HetFactor = append(e.HetFactor, o.Target)
@@ -111,12 +143,11 @@ func (tr *State) Record(o Outcome) Recorded {
 	return Recorded{}
 }
 
-// failed records a failed write: the next try waits for a backoff that
-// doubles with each failure in a row; a node list that Slurm refused for
-// good, or that failed maxNodeListTries times, is not tried again for this
-// job.
-func (tr *State) failed(o Outcome) Recorded {
-	e := o.Entry
+// failed records a failed write at clock (Unix seconds): the next try
+// waits for a backoff, from interval seconds, that doubles with each
+// failure in a row; a node list that Slurm refused for good, or that
+// failed maxNodeListTries times, is not tried again for this job.
+func (e *Entry) failed(o Outcome, clock, interval float64) Recorded {
 	if e.Fails == nil {
 		e.Fails = map[string]*WriteFailure{}
 	}
@@ -126,16 +157,16 @@ func (tr *State) failed(o Outcome) Recorded {
 		e.Fails[o.Kind] = f
 	}
 	f.N++
-	r := Recorded{Wait: math.Min(tr.cfg.Interval.Seconds()*math.Exp2(float64(f.N-1)), maxWriteBackoff.Seconds())}
-	f.Next = tr.Clock + r.Wait
-	if o.Kind == "nodes" && (o.NodesFinal || f.N >= maxNodeListTries) {
+	r := Recorded{Wait: math.Min(interval*math.Exp2(float64(f.N-1)), maxWriteBackoff.Seconds())}
+	f.Next = clock + r.Wait
+	if o.Kind == KindNodes && (o.NodesFinal || f.N >= maxNodeListTries) {
 		e.NoNodes, r.GiveUp = true, true
 	}
 	if o.NotApplied {
 		switch o.Kind {
-		case "priority":
+		case KindPriority:
 			e.Prio = 0
-		case "nodes":
+		case KindNodes:
 			e.Nodes = nil
 		}
 	}
@@ -146,11 +177,11 @@ func (tr *State) failed(o Outcome) Recorded {
 	return r
 }
 
-// Due reports whether a write of kind to e may be sent now: not while the
-// backoff after its last failure runs.
-func (tr *State) Due(e *Entry, kind string) bool {
+// Due reports whether a write of kind to e may be sent at clock (Unix
+// seconds): not while the backoff after its last failure runs.
+func (e *Entry) Due(kind string, clock float64) bool {
 	f := e.Fails[kind]
-	return f == nil || tr.Clock >= f.Next
+	return f == nil || clock >= f.Next
 }
 
 // Intend marks on each pending job what these decisions may write to it
@@ -198,28 +229,4 @@ func (tr *State) Intend(ds []Decision) bool {
 		tr.Dirty = true
 	}
 	return changed
-}
-
-// Signalled records that e's stop signal went out.
-func (tr *State) Signalled(e *Entry) {
-	e.SignalSent, tr.Dirty = true, true
-}
-
-// StopFailed records that e's stop signal did not go out (why says what
-// stopped it): e leaves the policy for good, runs on unmanaged and is never
-// signalled again.
-func (tr *State) StopFailed(e *Entry, why string) {
-	tr.withdraw(tr.Clock, e, reason.Of(reason.PreemptFailed, "preemption not sent: "+why), false)
-	e.StopWhy = reason.Of(reason.PreemptFailed, "a preemption of it was not sent")
-	e.StopFrom = ""
-}
-
-// HandedBack records that a giveback set job id's values back to Slurm's:
-// no priority, site factor or node list of asrpt's, and no mark of one it
-// may hold. The policy keeps its order.
-func (tr *State) HandedBack(id string) {
-	if e := tr.Entries[id]; e != nil {
-		e.Prio, e.Factor, e.Nodes, e.GPUsPerNode, e.MayFactor, e.MayPrio = 0, 0, nil, 0, false, false
-	}
-	tr.Dirty = true
 }

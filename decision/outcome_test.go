@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/asrpt/asrpt/reason"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -36,7 +37,7 @@ func TestRecord(t *testing.T) {
 				if e.Prio != 7 || e.MayPrio || e.Factor != 9 || !slices.Equal(e.Nodes, []string{"n1", "n2"}) || e.GPUsPerNode != 2 || !e.WroteNodes {
 					t.Errorf("entry prio %d mayPrio %v factor %d nodes %v gpn %d wroteNodes %v", e.Prio, e.MayPrio, e.Factor, e.Nodes, e.GPUsPerNode, e.WroteNodes)
 				}
-				if e.Fails["priority"] != nil || !st.Due(e, "priority") {
+				if e.Fails["priority"] != nil || !e.Due("priority", st.Clock) {
 					t.Errorf("a written priority still backs off: %+v", e.Fails["priority"])
 				}
 			},
@@ -61,11 +62,11 @@ func TestRecord(t *testing.T) {
 				{o: Outcome{Kind: "priority", Result: Failed, Reason: "timeout"}, want: Recorded{Wait: 120, FirstOfReason: true}},
 			},
 			check: func(t *testing.T, st *State, e *Entry) {
-				if st.Due(e, "priority") || !st.Due(e, "site_factor") {
-					t.Errorf("due priority %v site_factor %v, want false and true", st.Due(e, "priority"), st.Due(e, "site_factor"))
+				if e.Due("priority", st.Clock) || !e.Due("site_factor", st.Clock) {
+					t.Errorf("due priority %v site_factor %v, want false and true", e.Due("priority", st.Clock), e.Due("site_factor", st.Clock))
 				}
 				st.Clock += 120
-				if !st.Due(e, "priority") {
+				if !e.Due("priority", st.Clock) {
 					t.Error("not due once its backoff ran")
 				}
 			},
@@ -212,17 +213,33 @@ func TestIntend(t *testing.T) {
 }
 
 // TestHandedBack checks that a giveback's job holds nothing of asrpt's
-// afterwards, and that an unknown id changes no entry.
+// afterwards.
 func TestHandedBack(t *testing.T) {
 	st := newTestState(t, WriteFactor)
 	e := &Entry{ID: "41", Prio: 7, Factor: 9, Nodes: []string{"n1"}, GPUsPerNode: 2, MayFactor: true, MayPrio: true, WroteNodes: true}
 	st.Entries["41"] = e
-	st.HandedBack("42")
-	st.HandedBack("41")
+	st.Record(Outcome{Entry: e, Target: "41", Kind: KindGiveback})
 	if e.Prio != 0 || e.Factor != 0 || e.Nodes != nil || e.GPUsPerNode != 0 || e.MayFactor || e.MayPrio || !st.Dirty {
 		t.Errorf("after a giveback: %+v dirty %v", e, st.Dirty)
 	}
 	if !e.WroteNodes {
 		t.Error("the node-list mark, which giveback reads, was cleared")
+	}
+}
+
+// TestRecordSignal checks a stop signal's two ends: sent, the job is
+// marked signalled; not sent, it leaves the policy for good with the reason.
+func TestRecordSignal(t *testing.T) {
+	st := newTestState(t, WritePriority)
+	sent := &Entry{ID: "41", Phase: PhStopping, StopFrom: "comment"}
+	st.Record(Outcome{Entry: sent, Target: "41", Kind: KindSignal})
+	if !sent.SignalSent || sent.Phase != PhStopping || !st.Dirty {
+		t.Errorf("sent: signalSent %v phase %v dirty %v", sent.SignalSent, sent.Phase, st.Dirty)
+	}
+	lost := &Entry{ID: "42", Phase: PhStopping, StopFrom: "comment"}
+	st.Record(Outcome{Entry: lost, Target: "42", Kind: KindSignal, Result: Failed, Reason: "the signal could not be sent"})
+	if lost.SignalSent || lost.Phase != PhIdle || lost.StopFrom != "" || lost.StopWhy.Code != reason.PreemptFailed ||
+		lost.Why.Detail != "preemption not sent: the signal could not be sent" || lost.CanStop() {
+		t.Errorf("not sent: %+v", lost)
 	}
 }

@@ -171,7 +171,7 @@ func (s *Sidecar) Giveback(ctx context.Context) (GivebackReport, error) {
 	rep := handBack(ctx, s.slurm, jobs, want, s.log)
 	bad.fail(&rep, want)
 	for _, id := range rep.Returned {
-		s.state.HandedBack(id)
+		s.state.Record(decision.Outcome{Entry: s.state.Entries[id], Target: id, Kind: decision.KindGiveback})
 		m := want[id]
 		if m.factor {
 			s.m.writes.WithLabelValues("site_factor").Inc()

@@ -34,7 +34,7 @@ func (s *Sidecar) signalStops(ctx context.Context, stops []*decision.Entry, dry,
 			}
 			continue
 		}
-		s.state.Signalled(e)
+		s.state.Record(decision.Outcome{Entry: e, Target: e.ID, Kind: decision.KindSignal})
 		s.log.Info().Str("job", e.ID).Str("signal", e.Stop.Signal).Str("delivery", d.String()).Int("grace_s", e.Stop.Grace).
 			Int("preemptions", e.Preemptions).Str("opt_in", e.StopFrom).Msg("preempting: stop signal sent")
 	}
@@ -50,5 +50,5 @@ func (s *Sidecar) stopFailed(e *decision.Entry, why string, err error) {
 		ev = ev.Err(err).Str("reason", Reason(err).String())
 	}
 	ev.Msg("preemption not sent: " + why + "; the job runs on and is not preempted again")
-	s.state.StopFailed(e, why)
+	s.state.Record(decision.Outcome{Entry: e, Target: e.ID, Kind: decision.KindSignal, Result: decision.Failed, Reason: why})
 }

@@ -48,7 +48,7 @@ func (s *Sidecar) apply(ctx context.Context, p *decision.Plan, dry bool, rep *Cy
 		if e.Record == nil || !e.Record.Pending() {
 			continue // missing from this list, or shown not pending (AbsentCycles, StartedCycles)
 		}
-		if nodes != nil && (!slices.Equal(nodes, e.Nodes) || gpn != e.GPUsPerNode) && s.due(e, "nodes", rep) {
+		if nodes != nil && (!slices.Equal(nodes, e.Nodes) || gpn != e.GPUsPerNode) && s.due(e, decision.KindNodes, rep) {
 			if budget == 0 {
 				rep.Deferred++
 				continue
@@ -69,7 +69,7 @@ func (s *Sidecar) apply(ctx context.Context, p *decision.Plan, dry bool, rep *Cy
 				u.GPUsPerNode, u.GPUType = &gpn, e.Record.GPUs.Type
 			}
 			budget--
-			stop, reason, err := s.write(ctx, e, "nodes", u, dry, rep, &failedInRow)
+			stop, reason, err := s.write(ctx, e, decision.KindNodes, u, dry, rep, &failedInRow)
 			if stop {
 				return err
 			}
@@ -80,7 +80,7 @@ func (s *Sidecar) apply(ctx context.Context, p *decision.Plan, dry bool, rep *Cy
 			}
 		}
 		if s.state.Mode == WriteFactor {
-			if d.SetFactor && (d.Factor != e.Factor || e.Prio != 0) && s.due(e, "site_factor", rep) {
+			if d.SetFactor && (d.Factor != e.Factor || e.Prio != 0) && s.due(e, decision.KindSiteFactor, rep) {
 				if budget == 0 {
 					rep.Deferred++
 					continue
@@ -97,20 +97,20 @@ func (s *Sidecar) apply(ctx context.Context, p *decision.Plan, dry bool, rep *Cy
 				} else if !ok {
 					continue // the leader's factor waits until every component has it
 				}
-				if stop, _, err := s.write(ctx, e, "site_factor", u, dry, rep, &failedInRow); stop {
+				if stop, _, err := s.write(ctx, e, decision.KindSiteFactor, u, dry, rep, &failedInRow); stop {
 					return err
 				}
 			}
 			continue
 		}
-		if d.Priority != e.Prio && s.due(e, "priority", rep) {
+		if d.Priority != e.Prio && s.due(e, decision.KindPriority, rep) {
 			if budget == 0 {
 				rep.Deferred++
 				continue
 			}
 			p := d.Priority
 			budget--
-			if stop, _, err := s.write(ctx, e, "priority", slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
+			if stop, _, err := s.write(ctx, e, decision.KindPriority, slurmclient.JobUpdate{Priority: &p}, dry, rep, &failedInRow); stop {
 				return err
 			}
 		}
@@ -141,7 +141,7 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *decision.Entry, f uint
 		if c == e.ID {
 			continue
 		}
-		if stop, reason, err := s.writeTo(ctx, e, c, "site_factor", slurmclient.JobUpdate{SiteFactor: &f}, dry, rep, inRow); stop || reason != FailNone {
+		if stop, reason, err := s.writeTo(ctx, e, c, decision.KindSiteFactor, slurmclient.JobUpdate{SiteFactor: &f}, dry, rep, inRow); stop || reason != FailNone {
 			return stop, false, err
 		}
 	}
@@ -151,7 +151,7 @@ func (s *Sidecar) writeComponents(ctx context.Context, e *decision.Entry, f uint
 // due reports whether a write of kind to e may be sent now: not while the
 // backoff after its last failure runs.
 func (s *Sidecar) due(e *decision.Entry, kind string, rep *CycleReport) bool {
-	if s.state.Due(e, kind) {
+	if e.Due(kind, s.state.Clock) {
 		return true
 	}
 	rep.Backoff++
