@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/asrpt/asrpt/cluster"
+	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/sidecar/sidecartest"
 	"github.com/asrpt/asrpt/slurmclient"
 )
@@ -101,4 +103,33 @@ func BenchmarkFirstCycle20k(b *testing.B) {
 	}
 	b.ReportMetric(heapMiB(), "heap-MiB")
 	runtime.KeepAlive(s)
+}
+
+// BenchmarkStateCopy20k measures what a decide step that returned its next
+// state as a new value, leaving the old one untouched, would add to each
+// cycle of BenchmarkCycle20k's queue: one copy of the state (the tracked
+// jobs and the policy with its queues), here through the only deep copy
+// the state has, its saved form (ToSave, then Restore into a fresh state,
+// which rebuilds the policy's queues).
+func BenchmarkStateCopy20k(b *testing.B) {
+	s, _ := benchQueue(b, 20000, 2000, 20)
+	if _, err := s.RunOnce(context.Background(), t0); err != nil {
+		b.Fatal(err)
+	}
+	var givenBack atomic.Bool
+	b.ReportAllocs()
+	for b.Loop() {
+		saved := s.state.ToSave()
+		st, err := decision.NewState(s.cfg.Settings(), cluster.Uniform(2000, 8), fixedPredictor{}, s.cfg.WriteMode, nil,
+			func(slurmclient.Delivery) bool { return true }, &givenBack)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Restore(saved); err != nil {
+			b.Fatal(err)
+		}
+		if len(st.Entries) != len(s.state.Entries) {
+			b.Fatalf("copy holds %d jobs, state %d", len(st.Entries), len(s.state.Entries))
+		}
+	}
 }
