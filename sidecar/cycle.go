@@ -114,7 +114,9 @@ func (s *Sidecar) cycle(parent context.Context, now time.Time, dry bool) (CycleR
 	}
 	rep.Arrived, rep.Released, rep.Dispatched, rep.Virtual = p.Arrived, p.Released, p.Dispatched, p.Virtual
 	s.record(p.Events)
-	if err := s.apply(ctx, &p, dry, &rep); err != nil {
+	err = s.apply(ctx, &p, dry, &rep)
+	s.account()
+	if err != nil {
 		if parent.Err() != nil || ctx.Err() == nil {
 			s.closeIncidents()
 			return s.fail(rep, start, "write", err)

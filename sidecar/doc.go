@@ -30,8 +30,10 @@
 // decision) reads nothing from Slurm and writes nothing to it, and returns
 // the plan as a value: one decision per managed pending job (priority or
 // site factor; node list, or the reason for none), the jobs to stop and
-// the events to count and log; apply (write.go) sends the changed values
-// and hands each write's decision.Outcome to decision.State.Record.
+// the events to count and log; apply (write.go) keeps to the write
+// budget and the backoffs, sends the changed values and hands each
+// write's decision.Outcome to decision.State.Record; account then derives
+// the write metrics and log lines from what was sent.
 // The plan (asrpt plan) is built from the same decisions.
 //
 // Two types split the work. decision.State is the decide step's state —

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/asrpt/asrpt/decision"
 	"github.com/asrpt/asrpt/reason"
+	"github.com/rs/zerolog"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -211,6 +213,8 @@ func TestPlacedOnItsPartitionsOnly(t *testing.T) {
 // failure is counted, and the job's failure is logged once.
 func TestFailedWriteBacksOff(t *testing.T) {
 	h := newHarness(t, 1, 4, true, nil) // interval 30 s
+	logs := &bytes.Buffer{}
+	h.s.log = zerolog.New(logs)
 	h.fake.Submit(pend("1", "short", 1, t0))
 	refuse := fmt.Errorf("fake: %w", slurmclient.ErrIgnoredField)
 	h.fake.SetInterceptor(func(c sidecartest.Call) error {
@@ -236,6 +240,12 @@ func TestFailedWriteBacksOff(t *testing.T) {
 	fails := testutil.ToFloat64(h.s.m.failures.WithLabelValues("priority", "ignored_field"))
 	if req != 5 || retries != 4 || fails != 5 {
 		t.Errorf("requests %v, retries %v, failures %v; want 5, 4, 5", req, retries, fails)
+	}
+	// One warning for the job's five failures of one reason, with the
+	// first backoff.
+	if n := strings.Count(logs.String(), `"message":"write failed; retrying after a backoff"`); n != 1 ||
+		!strings.Contains(logs.String(), `"retry_in":30000`) || !strings.Contains(logs.String(), `"reason":"ignored_field"`) {
+		t.Errorf("%d warnings, want 1 with reason ignored_field and retry_in 30 s:\n%s", n, logs)
 	}
 	h.fake.SetInterceptor(nil)
 	h.cycle(t0.Add(31 * 30 * time.Second))

@@ -33,6 +33,8 @@ type Sidecar struct {
 	acctFrom time.Time                // start of the next accounting query
 	active   map[string]*openIncident // open incidents by key
 	seen     map[string]bool
+	// sent are the cycle's writes, until account counts and logs them.
+	sent []sent
 
 	// givenBack is set once the sidecar handed its jobs back: no stop
 	// signal goes out after that.

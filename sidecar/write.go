@@ -180,49 +180,87 @@ func (s *Sidecar) writeTo(ctx context.Context, e *decision.Entry, id, kind strin
 	if dry {
 		return false, "", nil
 	}
-	s.m.requests.WithLabelValues(kind).Inc()
-	if e.Fails[kind] != nil {
-		s.m.retries.WithLabelValues(kind).Inc()
-	}
-	o := decision.Outcome{Entry: e, Target: id, Kind: kind, Update: u}
-	err = s.slurm.UpdateJob(ctx, id, u)
-	if err == nil || errors.Is(err, slurmclient.ErrAppliedDespiteError) {
+	w := sent{o: decision.Outcome{Entry: e, Target: id, Kind: kind, Update: u}, retry: e.Fails[kind] != nil}
+	defer func() { s.sent = append(s.sent, w) }()
+	w.err = s.slurm.UpdateJob(ctx, id, u)
+	if w.err == nil || errors.Is(w.err, slurmclient.ErrAppliedDespiteError) {
 		*inRow = 0
-		s.m.writes.WithLabelValues(kind).Inc()
-		if err != nil {
-			s.m.appliedDespite.WithLabelValues(kind).Inc()
-			s.log.Debug().Err(err).Str("job", id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
-		}
-		s.state.Record(o)
+		s.state.Record(w.o)
 		return false, "", nil
 	}
 	rep.Writes[kind]--
-	reason = Reason(err)
-	rep.Failed[reason.String()]++
-	s.m.failures.WithLabelValues(kind, reason.String()).Inc()
-	if reason.Systemic() || reason == FailJobGone {
-		o.Result = decision.Lost
-		s.state.Record(o)
-		if reason == FailJobGone {
+	w.reason = Reason(w.err)
+	rep.Failed[w.reason.String()]++
+	if w.reason.Systemic() || w.reason == FailJobGone {
+		w.o.Result = decision.Lost
+		s.state.Record(w.o)
+		if w.reason == FailJobGone {
 			// Cancelled between read and write: the next cycle's read drops it.
-			return false, reason, nil
+			return false, w.reason, nil
 		}
-		s.incident("write:"+reason.String(), err)
-		return true, reason, err
+		return true, w.reason, w.err
 	}
-	o.Result, o.Reason = decision.Failed, reason.String()
-	o.NodesFinal, o.NotApplied = reason.NodesFinal(), reason == FailNotApplied
-	s.logFailure(e, kind, reason, s.state.Record(o), err)
-	if reason.Raced() || reason.Refused() {
+	w.o.Result, w.o.Reason = decision.Failed, w.reason.String()
+	w.o.NodesFinal, w.o.NotApplied = w.reason.NodesFinal(), w.reason == FailNotApplied
+	w.rec = s.state.Record(w.o)
+	if w.reason.Raced() || w.reason.Refused() {
 		// Started or held since the read (the next read shows it), or
 		// this job's request refused: no sign of a failing slurmctld.
-		return false, reason, nil
+		return false, w.reason, nil
 	}
 	*inRow++
 	if *inRow >= maxFailuresInRow {
-		return true, reason, fmt.Errorf("%d writes failed in a row: %w", *inRow, err)
+		return true, w.reason, fmt.Errorf("%d writes failed in a row: %w", *inRow, w.err)
 	}
-	return false, reason, nil
+	return false, w.reason, nil
+}
+
+// sent is one update apply sent to Slurm and what came of it: apply
+// collects them (Sidecar.sent) and account derives the write metrics and
+// log lines from them once the cycle's writes are done.
+type sent struct {
+	// o is the outcome the state recorded; rec what the state concluded
+	// from a failure.
+	o   decision.Outcome
+	rec decision.Recorded
+	// retry: the last write of this kind to the job had failed.
+	retry bool
+	// err is Slurm's answer (nil, or ErrAppliedDespiteError for a value
+	// written); reason its FailReason, FailNone when written.
+	err    error
+	reason FailReason
+}
+
+// account counts and logs the writes this cycle sent, then forgets them:
+// requests, retries, writes and failures by kind; a value Slurm applied
+// despite an error (debug); a failure of slurmctld or of the token (one
+// incident); a job's first failure for each reason (warning).
+func (s *Sidecar) account() {
+	for i := range s.sent {
+		w := &s.sent[i]
+		kind, id := w.o.Kind, w.o.Target
+		s.m.requests.WithLabelValues(kind).Inc()
+		if w.retry {
+			s.m.retries.WithLabelValues(kind).Inc()
+		}
+		if w.o.Result == decision.Written {
+			s.m.writes.WithLabelValues(kind).Inc()
+			if w.err != nil {
+				s.m.appliedDespite.WithLabelValues(kind).Inc()
+				s.log.Debug().Err(w.err).Str("job", id).Str("kind", kind).Msg("Slurm answered an error but applied the value")
+			}
+			continue
+		}
+		s.m.failures.WithLabelValues(kind, w.reason.String()).Inc()
+		switch {
+		case w.reason.Systemic():
+			s.incident("write:"+w.reason.String(), w.err)
+		case w.o.Result == decision.Failed:
+			s.logFailure(w.o.Entry, kind, w.reason, w.rec, w.err)
+		}
+	}
+	clear(s.sent)
+	s.sent = s.sent[:0]
 }
 
 // logFailure logs a failed write of kind to e the first time the job fails
