@@ -24,20 +24,6 @@ func admitted(c class, e *Entry) (bool, reason.Reason) {
 	return true, reason.Reason{}
 }
 
-// arrayView is one job array as the job list shows it.
-type arrayView struct {
-	// running counts the tasks that are not pending (running, suspended,
-	// completing): the ones the throttle counts.
-	running int
-}
-
-// hetView is one heterogeneous job as the job list shows it.
-type hetView struct {
-	comps []*slurmclient.Job
-	// gpus is the GPUs of all components listed.
-	gpus int
-}
-
 // reconcile brings the tracked jobs and the policy up to date with Slurm's
 // queue, counts the jobs it shows by state in seen (CycleReport.Jobs) and
 // returns the number of arrivals.

@@ -39,6 +39,20 @@ type queueView struct {
 	clusterGPUs int
 }
 
+// arrayView is one job array as the job list shows it.
+type arrayView struct {
+	// running counts the tasks that are not pending (running, suspended,
+	// completing): the ones the throttle counts.
+	running int
+}
+
+// hetView is one heterogeneous job as the job list shows it.
+type hetView struct {
+	comps []*slurmclient.Job
+	// gpus is the GPUs of all components listed.
+	gpus int
+}
+
 // class is what one cycle's job list says of a record, before anything
 // asrpt tracked or wrote is consulted: computed once per record
 // (queueView.classify) and acted on by reconcile and the plan.
