@@ -35,6 +35,17 @@ type Job struct {
 	// ArrayJobId, the 123 of task 123_4), "" when it is not an array task.
 	// The tasks of one array share it; predictors read the finished ones.
 	ArrayJobID string
+	// CPUs is the number of CPUs the job was allocated (else requested),
+	// 0 when unknown.
+	CPUs int
+	// Memory is the memory the job was allocated (else requested) in
+	// all, bytes; 0 when unknown.
+	Memory float64
+	// Command identifies how the job was started: CommandKey of its
+	// working directory and submit line (Slurm's WorkDir and SubmitLine),
+	// "" when neither is known. Jobs submitted by the same command line
+	// from the same directory share it; the text itself is not kept.
+	Command string
 }
 
 // Profiled reports whether the job carries a model profile.
