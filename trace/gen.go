@@ -89,6 +89,19 @@ type GenConfig struct {
 	// it by ArrayTaskSpread·σ. 0 makes the tasks of an array alike but for
 	// their failures; 1 makes them as different as any runs of the family.
 	ArrayTaskSpread float64
+	// Commands is the number of argument sets of each family (a script
+	// run with one of several configurations: epochs, model sizes): each
+	// job runs one, drawn uniformly, and carries the Command of its
+	// family's script with that set (job.CommandKey of a per-user
+	// directory and an sbatch line). 0, the default, gives no commands and
+	// leaves every other field of every job as it was.
+	Commands int
+	// CommandSpread is the share, in [0, 1], of a family's log run-time
+	// variance σ² that its argument sets explain: set c moves the log
+	// median by σ·√CommandSpread·z_c (z_c standard normal, one per set)
+	// and leaves σ·√(1−CommandSpread) to the job, so that a family's runs
+	// are spread as much as without commands. Read only with Commands > 0.
+	CommandSpread float64
 }
 
 // Job arrays of the generator: an array has 2 + ⌊Exp(1)·(ArrayMeanTasks−2)⌋
@@ -121,6 +134,7 @@ func DefaultGenConfig() GenConfig {
 		Weekend:        0.5,
 
 		ArrayTaskSpread: 0.25,
+		CommandSpread:   0.5,
 	}
 }
 
@@ -130,14 +144,18 @@ var ErrConfig = errors.New("trace: bad generator config")
 // Bounds of GenConfig that callers check their own flags against.
 const (
 	// MaxGenJobs bounds GenConfig.Jobs: 2^24 (16,777,216) jobs. The job
-	// slice is allocated up front at 200 bytes a job (job.Job), some 245
-	// bytes with the ids, names and the generator's own arrays: 4.1 GB
-	// at the bound; `asrpt replay --jobs` then holds some 400 bytes a job
-	// (10M jobs: 4 GB), 6.7 GB at the bound. 2^28 jobs asked 47 GB of
+	// slice is allocated up front at 232 bytes a job (job.Job), some 277
+	// bytes with the ids, names and the generator's own arrays: 4.6 GB
+	// at the bound; `asrpt replay --jobs` then holds some 430 bytes a job
+	// (10M jobs: 4.3 GB), 7.2 GB at the bound (figures measured at 200
+	// bytes a job and scaled by the 32 bytes of CPUs, Memory and Command). 2^28 jobs asked 47 GB of
 	// the generator alone (`replay --jobs 100000000` died allocating 17.6
 	// GB); 2^24 leaves a 16 GB machine room for the replay. Larger traces
 	// can be written by several runs with other seeds and starts.
 	MaxGenJobs = 1 << 24
+	// MaxGenCommands bounds GenConfig.Commands, the argument sets of one
+	// family.
+	MaxGenCommands = 1000
 	// MaxGenLoad bounds GenConfig.Load: an offered load of 100 times the
 	// cluster.
 	MaxGenLoad = 100
@@ -180,6 +198,10 @@ func (c *GenConfig) Validate() error {
 		return bad("array share %v, want 0..1", c.ArrayShare)
 	case !share(c.ArrayTaskSpread):
 		return bad("array task spread %v, want 0..1", c.ArrayTaskSpread)
+	case c.Commands < 0 || c.Commands > MaxGenCommands:
+		return bad("commands %d per family, want 0..%d", c.Commands, MaxGenCommands)
+	case !share(c.CommandSpread):
+		return bad("command spread %v, want 0..1", c.CommandSpread)
 	}
 	for _, m := range c.GPUMix {
 		if m.GPUs < 1 || !(m.Weight >= 0) || !finite(m.Weight) {
@@ -274,6 +296,9 @@ type family struct {
 	profile   string  // catalogue model, "" for a plain family
 	alpha     float64 // α_min of the profile, seconds per iteration
 	runs      int     // runs generated so far
+	// commands holds z_c of each argument set (GenConfig.Commands), drawn
+	// at the family's first run; nil without commands.
+	commands []float64
 }
 
 type user struct {
@@ -312,6 +337,9 @@ func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 		}
 		g.profiles = src
 	}
+	if cfg.Commands > 0 {
+		g.cmdRNG = rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed_a5b7_0000_0002))
+	}
 	g.makeUsers()
 	jobs := make([]job.Job, cfg.Jobs)
 	fam := make([]int32, cfg.Jobs)
@@ -330,6 +358,12 @@ func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 		f := u.families[pick(g.rng, u.cum)]
 		fm := &g.families[f]
 		tasks, mu, sigma := 1, fm.mu, fm.sigma
+		command := ""
+		if g.cmdRNG != nil {
+			var shift float64
+			command, shift = g.command(fm)
+			mu, sigma = mu+fm.sigma*math.Sqrt(cfg.CommandSpread)*shift, sigma*math.Sqrt(1-cfg.CommandSpread)
+		}
 		if head != nil && g.rng.Float64() < cfg.ArrayShare {
 			tasks = min(2+int(g.rng.ExpFloat64()*(ArrayMeanTasks-2)), ArrayMaxTasks, len(jobs)-k)
 			mu, sigma = fm.mu+fm.sigma*g.rng.NormFloat64(), fm.sigma*cfg.ArrayTaskSpread
@@ -341,6 +375,7 @@ func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 				head[i] = int32(k)
 			}
 			g.shape(&jobs[i], fm, mu, sigma)
+			jobs[i].Command = command
 			work += float64(jobs[i].GPUs) * jobs[i].RunTime
 		}
 		k += tasks
@@ -363,13 +398,32 @@ func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 func (g *gen) stopped(k int) bool { return k%genCheckEvery == 0 && g.ctx.Err() != nil }
 
 type gen struct {
-	ctx      context.Context
-	cfg      GenConfig
-	rng      *rand.Rand
+	ctx context.Context
+	cfg GenConfig
+	rng *rand.Rand
+	// cmdRNG draws the argument sets (GenConfig.Commands), a stream of its
+	// own so that the other draws are those of a workload without them;
+	// nil without commands.
+	cmdRNG   *rand.Rand
 	users    []user
 	userCum  []float64
 	families []family
 	profiles *profileSource
+}
+
+// command draws one of f's argument sets: the job's Command and the set's
+// z_c.
+func (g *gen) command(f *family) (string, float64) {
+	r := g.cmdRNG
+	if f.commands == nil {
+		f.commands = make([]float64, g.cfg.Commands)
+		for i := range f.commands {
+			f.commands[i] = r.NormFloat64()
+		}
+	}
+	c := r.IntN(len(f.commands))
+	u := g.users[f.user].name
+	return job.CommandKey("/home/"+u+"/"+f.stem, "sbatch "+f.stem+".sh --config "+strconv.Itoa(c)), f.commands[c]
 }
 
 // pick draws an index with probability proportional to the increments of

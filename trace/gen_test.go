@@ -377,10 +377,10 @@ func TestGenerateContext(t *testing.T) {
 }
 
 // TestMaxGenJobsFits: the generator's up-front job slice at MaxGenJobs
-// stays under 3.5 GiB (the bound's reason, see MaxGenJobs).
+// stays under 4 GiB (the bound's reason, see MaxGenJobs).
 func TestMaxGenJobsFits(t *testing.T) {
-	if b := uint64(unsafe.Sizeof(job.Job{})) * MaxGenJobs; b > 7<<29 {
-		t.Errorf("MaxGenJobs × %d bytes = %d bytes, over 3.5 GiB", unsafe.Sizeof(job.Job{}), b)
+	if b := uint64(unsafe.Sizeof(job.Job{})) * MaxGenJobs; b > 1<<32 {
+		t.Errorf("MaxGenJobs × %d bytes = %d bytes, over 4 GiB", unsafe.Sizeof(job.Job{}), b)
 	}
 	cfg := DefaultGenConfig()
 	cfg.Jobs = MaxGenJobs + 1
@@ -468,4 +468,90 @@ func TestGenerateArrays(t *testing.T) {
 			t.Fatalf("job %s: ArrayJobID %q with ArrayShare 0", plain[i].ID, plain[i].ArrayJobID)
 		}
 	}
+}
+
+// TestGenerateCommands: with argument sets every job carries a command,
+// a family runs at most Commands of them, the same config gives the same
+// jobs, and the sets explain the share of the run-time spread asked for
+// (measured on the completed runs, within the sampling error).
+func TestGenerateCommands(t *testing.T) {
+	cfg := DefaultGenConfig()
+	cfg.Jobs, cfg.ProfiledShare, cfg.Commands, cfg.CommandSpread = 20000, 0, 4, 0.8
+	jobs, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Generate(cfg)
+	if !reflect.DeepEqual(jobs, again) {
+		t.Fatal("the same config gave other jobs")
+	}
+	type acc struct{ n, sum, sq float64 }
+	add := func(m map[string]*acc, k string, x float64) {
+		a := m[k]
+		if a == nil {
+			a = &acc{}
+			m[k] = a
+		}
+		a.n, a.sum, a.sq = a.n+1, a.sum+x, a.sq+x*x
+	}
+	within := func(m map[string]*acc) float64 { // pooled variance within the groups
+		var ss, df float64
+		for _, a := range m {
+			if a.n > 1 {
+				ss += a.sq - a.sum*a.sum/a.n
+				df += a.n - 1
+			}
+		}
+		return ss / df
+	}
+	families, commands := map[string]*acc{}, map[string]*acc{}
+	perFamily := map[string]map[string]bool{}
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Command == "" {
+			t.Fatalf("job %s has no command", j.ID)
+		}
+		fam := j.User + "\x00" + familyStem(j.Name)
+		if perFamily[fam] == nil {
+			perFamily[fam] = map[string]bool{}
+		}
+		perFamily[fam][j.Command] = true
+		if j.State == "COMPLETED" {
+			add(families, fam, math.Log(j.RunTime))
+			add(commands, j.Command, math.Log(j.RunTime))
+		}
+	}
+	for fam, cs := range perFamily {
+		if len(cs) > cfg.Commands {
+			t.Errorf("family %q runs %d commands, want at most %d", fam, len(cs), cfg.Commands)
+		}
+	}
+	// Within a command what is left is 1 − CommandSpread of the family's
+	// variance, plus the tails and limits both share.
+	if f, c := within(families), within(commands); !(c < 0.5*f) {
+		t.Errorf("log run-time variance %.3f within commands, %.3f within families: the commands explain too little", c, f)
+	}
+	none := cfg
+	none.Commands = 0
+	plain, _ := Generate(none)
+	for i := range plain {
+		if plain[i].Command != "" {
+			t.Fatalf("job %s has a command without --commands", plain[i].ID)
+		}
+	}
+}
+
+// familyStem is the generator's family stem of a job name: the name
+// without the date, run and one-off suffixes of its templates.
+func familyStem(name string) string {
+	if i := strings.Index(name, "-2026-"); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, "-run"); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, "-"); i >= 0 && len(name)-i == 7 && strings.Trim(name[i+1:], "0123456789abcdef") == "" {
+		name = name[:i] // a one-off's random hex
+	}
+	return name
 }

@@ -164,16 +164,25 @@ func TestReadFileNative(t *testing.T) {
 	}
 }
 
-// TestNativeArrayColumn: array ids round-trip through both native forms,
-// and CSV names the array_job_id column only when some job has one.
-func TestNativeArrayColumn(t *testing.T) {
+// TestNativeOptionalColumns: array ids, CPUs, memory and command keys
+// round-trip through both native forms, and CSV names the optional
+// columns up to the last one some job fills.
+func TestNativeOptionalColumns(t *testing.T) {
 	plain := []job.Job{{ID: "1", Submit: 1, GPUs: 1, RunTime: 2}}
 	arrays := append(plain, job.Job{ID: "7", Submit: 2, GPUs: 1, RunTime: 3, ArrayJobID: "5"},
 		job.Job{ID: "5", Submit: 2, GPUs: 1, RunTime: 4, ArrayJobID: "5"})
+	memory := append(plain, job.Job{ID: "8", Submit: 3, GPUs: 2, RunTime: 5, CPUs: 16, Memory: 1.5 * (1 << 30)})
+	command := append(plain, job.Job{ID: "9", Submit: 3, GPUs: 2, RunTime: 5, Command: job.CommandKey("/w", "sbatch a.sh")})
 	for _, tc := range []struct {
-		jobs   []job.Job
-		column bool
-	}{{plain, false}, {arrays, true}} {
+		jobs    []job.Job
+		header  string // the columns after iterations
+		jsonKey []string
+	}{
+		{plain, "", nil},
+		{arrays, ",array_job_id", []string{"array_job_id"}},
+		{memory, ",array_job_id,cpus,memory", []string{"cpus", "memory"}},
+		{command, ",array_job_id,cpus,memory,command", []string{"command"}},
+	} {
 		var csvBuf, jsonBuf bytes.Buffer
 		if err := WriteCSV(&csvBuf, tc.jobs); err != nil {
 			t.Fatal(err)
@@ -182,11 +191,13 @@ func TestNativeArrayColumn(t *testing.T) {
 			t.Fatal(err)
 		}
 		head, _, _ := strings.Cut(csvBuf.String(), "\n")
-		if strings.HasSuffix(head, ",array_job_id") != tc.column {
-			t.Errorf("header %q: array_job_id column %v, want %v", head, !tc.column, tc.column)
+		if _, tail, _ := strings.Cut(head, ",iterations"); tail != tc.header {
+			t.Errorf("header %q: optional columns %q, want %q", head, tail, tc.header)
 		}
-		if strings.Contains(jsonBuf.String(), "array_job_id") != tc.column {
-			t.Errorf("JSON Lines names array_job_id: %v, want %v", !tc.column, tc.column)
+		for _, k := range []string{"array_job_id", "cpus", "memory", "command"} {
+			if strings.Contains(jsonBuf.String(), `"`+k+`"`) != slices.Contains(tc.jsonKey, k) {
+				t.Errorf("JSON Lines %q names %s: %v, want %v", jsonBuf.String(), k, !slices.Contains(tc.jsonKey, k), slices.Contains(tc.jsonKey, k))
+			}
 		}
 		for name, buf := range map[string]*bytes.Buffer{"a.csv": &csvBuf, "a.jsonl": &jsonBuf} {
 			got, err := Read(buf, name, Native)
@@ -198,6 +209,14 @@ func TestNativeArrayColumn(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: read back %+v, want %+v", name, got, want)
 			}
+		}
+	}
+	for _, bad := range []string{"cpus\n-1", "memory\n2e30", "memory\nNaN", "command\n" + strings.Repeat("x", MaxCommandLen+1)} {
+		col, v, _ := strings.Cut(bad, "\n")
+		in := "id,submit,gpus,run_time," + col + "\n1,0,1,5," + v + "\n"
+		var pe *ParseError
+		if _, err := Read(strings.NewReader(in), "bad.csv", Native); !errors.As(err, &pe) || pe.Field != col || pe.Line != 2 {
+			t.Errorf("%s = %.20s: %v, want a ParseError naming line 2 and %s", col, v, err, col)
 		}
 	}
 }

@@ -37,17 +37,17 @@ func TestReadSacctFiles(t *testing.T) {
 			file: "recommended.txt",
 			want: []job.Job{
 				{ID: "1001", Submit: utc(t, "2026-11-01T09:00:00Z"), User: "alice", Name: "train-bert-2026-11-01-run3", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 4, Nodes: 1, RunTime: 3600, TimeLimit: 7200, State: "COMPLETED"},
+					GPUs: 4, Nodes: 1, RunTime: 3600, TimeLimit: 7200, State: "COMPLETED", CPUs: 8, Memory: 64 << 30},
 				{ID: "1002", Submit: utc(t, "2026-11-01T09:30:00Z"), User: "bob", Name: "pretrain-gpt", Account: "vision", Partition: "gpu", QOS: "high",
-					GPUs: 16, Nodes: 2, RunTime: 86400, TimeLimit: 86400, State: "TIMEOUT"},
+					GPUs: 16, Nodes: 2, RunTime: 86400, TimeLimit: 86400, State: "TIMEOUT", CPUs: 32, Memory: 512 << 30},
 				{ID: "1005", Submit: utc(t, "2026-11-01T10:12:00Z"), User: "alice", Name: "sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 1, Nodes: 1, RunTime: 1200, TimeLimit: 0, State: "CANCELLED"},
+					GPUs: 1, Nodes: 1, RunTime: 1200, TimeLimit: 0, State: "CANCELLED", CPUs: 1},
 				{ID: "1020", Submit: utc(t, "2026-11-01T11:00:00Z"), User: "dave", Name: "eval", Account: "vision", Partition: "gpu", QOS: "normal",
-					GPUs: 2, Nodes: 1, RunTime: 30, TimeLimit: 1800, State: "FAILED"},
+					GPUs: 2, Nodes: 1, RunTime: 30, TimeLimit: 1800, State: "FAILED", CPUs: 2},
 				{ID: "1030", Submit: utc(t, "2026-11-01T12:00:00Z"), User: "erin", Name: "hp-sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 1800, State: "COMPLETED"},
+					GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 1800, State: "COMPLETED", CPUs: 1},
 				{ID: "1031", Submit: utc(t, "2026-11-01T12:00:00Z"), User: "erin", Name: "hp-sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 1, Nodes: 1, RunTime: 720, TimeLimit: 1800, State: "OUT_OF_MEMORY"},
+					GPUs: 1, Nodes: 1, RunTime: 720, TimeLimit: 1800, State: "OUT_OF_MEMORY", CPUs: 1},
 			},
 			stats: Stats{Rows: 13, Jobs: 6, Steps: 3, NoGPU: 1, Unfinished: 2, NotRun: 1},
 		},
@@ -55,9 +55,9 @@ func TestReadSacctFiles(t *testing.T) {
 			file: "elapsed-jobid-tz.txt",
 			opt:  Options{Location: berlin}, // 2026-03-29: clocks go from 02:00 CET to 03:00 CEST
 			want: []job.Job{
-				{ID: "2000_1", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 8, Nodes: 3, RunTime: 3600, TimeLimit: 86400, State: "COMPLETED", ArrayJobID: "2000"},
-				{ID: "2000_10", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 93784, TimeLimit: 300, State: "COMPLETED", ArrayJobID: "2000"},
-				{ID: "2000_2", Submit: utc(t, "2026-03-29T01:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 5400, State: "COMPLETED", ArrayJobID: "2000"},
+				{ID: "2000_1", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 8, Nodes: 3, RunTime: 3600, TimeLimit: 86400, State: "COMPLETED", ArrayJobID: "2000", CPUs: 4},
+				{ID: "2000_10", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 93784, TimeLimit: 300, State: "COMPLETED", ArrayJobID: "2000", CPUs: 4},
+				{ID: "2000_2", Submit: utc(t, "2026-03-29T01:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 5400, State: "COMPLETED", ArrayJobID: "2000", CPUs: 4},
 			},
 			stats: Stats{Rows: 4, Jobs: 3, Steps: 1},
 		},
@@ -102,6 +102,21 @@ func TestReadSacctCases(t *testing.T) {
 		{"Unix and RFC 3339 times, lower-case header, trailing delimiter (sacct -p)", Options{},
 			"jobidraw|jobname|user|submit|start|end|alloctres|\n7|a|u|1793577600|2026-11-02T01:00:00+01:00|1793577660|gres/gpu=1|\n",
 			[]job.Job{{ID: "7", Name: "a", User: "u", Submit: 1793577600, GPUs: 1, RunTime: 60}},
+			Stats{Rows: 1, Jobs: 1}},
+		{"work directory and submit line make the command; a '|' in the last field is the line's own", Options{},
+			"JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|WorkDir|SubmitLine\n" +
+				"12|a|u|2026-01-01T00:00:00|10|cpu=2,mem=1.5G,gres/gpu=1|/home/u|sbatch --wrap \"cat x | wc\"\n" +
+				"13|a|u|2026-01-01T00:00:00|10|gres/gpu=1||\n",
+			[]job.Job{
+				{ID: "12", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 2, Memory: 1.5 * (1 << 30),
+					Command: job.CommandKey("/home/u", `sbatch --wrap "cat x | wc"`)},
+				{ID: "13", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10},
+			},
+			Stats{Rows: 2, Jobs: 2}},
+		{"CPUs and memory as requested, else as allocated", Options{},
+			"JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|ReqTRES\n" +
+				"14|a|u|2026-01-01T00:00:00|10|cpu=8,mem=64G,gres/gpu=1|cpu=6,gres/gpu=1\n",
+			[]job.Job{{ID: "14", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 6, Memory: 64 << 30}},
 			Stats{Rows: 1, Jobs: 1}},
 		{"heterogeneous job component kept, step of it skipped", Options{}, head +
 			"8+0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n8+0.0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n",
@@ -165,6 +180,9 @@ func TestReadSacctBad(t *testing.T) {
 		{"bad TimelimitRaw", "JobID|JobName|User|Submit|ElapsedRaw|TimelimitRaw|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|1h|gres/gpu=1\n", 2, "TimelimitRaw", nil},
 		{"array id not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n7|x_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
 		{"array id empty", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
+		{"bad memory", head + "2|a|u|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:00|01:00:00|gpu1|gres/gpu=1,mem=lots|COMPLETED\n", 2, "AllocTRES", ErrValue},
+		{"bad CPU count", head + "2|a|u|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:00|01:00:00|gpu1|gres/gpu=1,cpu=-1|COMPLETED\n", 2, "AllocTRES", nil},
+		{"pipe in a submit line that is not the last field", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|SubmitLine|State\n1|a|u|2026-01-01T00:00:00|5|gres/gpu=1|a | b|COMPLETED\n", 2, "", nil},
 		{"bad NNodes", "JobID|JobName|User|Submit|ElapsedRaw|NNodes|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|-1|gres/gpu=1\n", 2, "NNodes", ErrValue},
 	}
 	for _, tc := range tests {
@@ -219,6 +237,35 @@ func TestTresGPUs(t *testing.T) {
 		got, err := tresGPUs(tc.in)
 		if (err != nil) != tc.bad || got != tc.want {
 			t.Errorf("tresGPUs(%q) = %d, %v; want %d, bad %v", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func TestTresCPUsMemory(t *testing.T) {
+	tests := []struct {
+		in     string
+		cpus   int
+		memory float64
+		bad    bool
+	}{
+		{"billing=8,cpu=8,gres/gpu=4,mem=64G,node=1", 8, 64 << 30, false},
+		{"cpu=1,mem=16000M", 1, 16000 << 20, false},
+		{"mem=187.50G", 0, 187.5 * (1 << 30), false},
+		{"mem=16000", 0, 16000 << 20, false}, // slurmdbd's MiB
+		{"mem=512K,cpu=0", 0, 512 << 10, false},
+		{"gres/gpu=2", 0, 0, false},
+		{"", 0, 0, false},
+		{"mem=2048P", 0, 0, true}, // 2 EiB, past MaxMemory
+		{"mem=NaN", 0, 0, true},
+		{"mem=-1G", 0, 0, true},
+		{"mem=1X", 0, 0, true},
+		{"cpu=1.5", 0, 0, true},
+		{"cpu=99999999999", 0, 0, true},
+	}
+	for _, tc := range tests {
+		cpus, mem, err := tresCPUsMemory(tc.in)
+		if (err != nil) != tc.bad || cpus != tc.cpus || mem != tc.memory {
+			t.Errorf("tresCPUsMemory(%q) = %d, %g, %v; want %d, %g, bad %v", tc.in, cpus, mem, err, tc.cpus, tc.memory, tc.bad)
 		}
 	}
 }

@@ -28,6 +28,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	profiled := fs.Float64("profiled", d.ProfiledShare, "share of multi-GPU job families with a placement catalogue profile (0..1)")
 	arrays := fs.Float64("array-share", d.ArrayShare, "share of submissions that are job arrays of 2..64 tasks (0..1; trace/GENERATOR.md)")
 	arraySpread := fs.Float64("array-task-spread", d.ArrayTaskSpread, "spread of an array's task run times as a share of their family's (0..1)")
+	commands := fs.Int("commands", d.Commands, "argument sets per job family: each job carries the command (script and set) it ran (0: none; trace/GENERATOR.md)")
+	commandSpread := fs.Float64("command-spread", d.CommandSpread, "share of a family's log run-time variance its argument sets explain (0..1; read with --commands)")
 	users := fs.Int("users", d.Users, "number of users (0: 1.2·√jobs)")
 	start := fs.String("start", time.Unix(int64(d.Start), 0).UTC().Format(time.RFC3339), "start of the submission period: RFC 3339 or Unix seconds")
 	format := fs.String("format", "csv", "output format: csv or jsonl (native trace, trace/FORMAT.md)")
@@ -49,6 +51,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg.Jobs, cfg.Seed, cfg.ClusterGPUs, cfg.GPUsPerNode = *jobs, *seed, *nodes**gpn, *gpn
 	cfg.Load, cfg.ProfiledShare, cfg.Users, cfg.Start = *load, *profiled, *users, st
 	cfg.ArrayShare, cfg.ArrayTaskSpread = *arrays, *arraySpread
+	cfg.Commands, cfg.CommandSpread = *commands, *commandSpread
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
