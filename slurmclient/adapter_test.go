@@ -4,11 +4,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/job"
 )
+
+// recordedTres matches the CPU and memory entries of the labs'
+// tres_req_str ("cpu=1,mem=1000M,node=1,billing=1,gres/gpu=1").
+var recordedTres = regexp.MustCompile(`(?:^|,)cpu=([0-9]+),mem=([0-9]+)M(?:,|$)`)
 
 // prefixes returns the slurm and slurmdb path prefixes of an API version.
 func prefixes(api string) (string, string) {
@@ -133,6 +141,28 @@ func TestAdapterJobs(t *testing.T) {
 				if j.State == "PENDING" && j.Priority == 0 && !j.Held {
 					t.Errorf("job %s: priority 0 but not held (reason %s)", j.ID, j.Reason)
 				}
+				// CPUs and memory from tres_req_str, read here with a
+				// pattern of its own (the labs print mem in M).
+				m := recordedTres.FindStringSubmatch(req)
+				if m == nil {
+					t.Fatalf("job %s: tres_req_str %q has no cpu=N,mem=NM", j.ID, req)
+				}
+				cpus, _ := strconv.Atoi(m[1])
+				memMiB, _ := strconv.ParseFloat(m[2], 64)
+				if j.CPUs != cpus || j.Memory != memMiB*(1<<20) || cpus == 0 || memMiB == 0 {
+					t.Errorf("job %s: CPUs %d, Memory %v from tres_req_str %q", j.ID, j.CPUs, j.Memory, req)
+				}
+				// Command from the working directory, and the submit line
+				// where the version's job list has one.
+				cwd, _ := w["current_working_directory"].(string)
+				line, hasLine := w["submit_line"].(string)
+				if hasLine != commandUsesSubmitLine[r.api] {
+					t.Errorf("job %s: submit_line recorded: %t; commandUsesSubmitLine[%s] = %t",
+						j.ID, hasLine, r.api, commandUsesSubmitLine[r.api])
+				}
+				if c := job.CommandKey(cwd, line); j.Command != c || cwd == "" {
+					t.Errorf("job %s: Command %q, want %q (work dir %q)", j.ID, j.Command, c, cwd)
+				}
 			}
 			if !slices.IsSortedFunc(jobs, func(a, b Job) int { return len(a.ID) - len(b.ID) }) {
 				t.Error("jobs not ordered by id")
@@ -238,10 +268,144 @@ func TestAdapterAccounting(t *testing.T) {
 					t.Errorf("job %+v incomplete", j)
 				}
 			}
+			// CPUs, Memory and Command of the finished jobs, as the
+			// recording gives them (TRES cpu and mem in MiB). The submit
+			// line counts only on v0.0.44: 22.05's accounting has none,
+			// and 24.11's job list has none, so its accounting's is not
+			// read (commandUsesSubmitLine).
+			type res struct {
+				cpus          int
+				memMiB        float64
+				workDir, line string
+			}
+			const line = "sbatch --parsable -p gpu -t 10 -o /dev/null -J asrpt-it --gres=gpu:"
+			want := map[string]map[string]res{
+				"22.05": {
+					"43": {1, 1000, "/work/main/slurmclient", ""},
+					"44": {2, 2000, "/work/main/slurmclient", ""},
+				},
+				"24.11": {
+					"15": {1, 1000, "/", ""},
+					"16": {2, 2000, "/", ""},
+				},
+				"26.05": {
+					"15": {1, 1000, "/", line + "1 --wrap sleep 1"},
+					"16": {2, 2000, "/", line + "2 -N 2 --wrap sleep 1"},
+				},
+			}
+			if len(jobs) != len(want[r.rel]) {
+				t.Errorf("got %d jobs, want %d", len(jobs), len(want[r.rel]))
+			}
+			for _, j := range jobs {
+				w, ok := want[r.rel][j.ID]
+				if !ok {
+					t.Errorf("unexpected job %s", j.ID)
+					continue
+				}
+				if j.CPUs != w.cpus || j.Memory != w.memMiB*(1<<20) {
+					t.Errorf("job %s: CPUs %d, Memory %v; want %d, %v MiB", j.ID, j.CPUs, j.Memory, w.cpus, w.memMiB)
+				}
+				if c := job.CommandKey(w.workDir, w.line); j.Command != c || c == "" {
+					t.Errorf("job %s: Command %q, want %q", j.ID, j.Command, c)
+				}
+			}
 			// A window that ends before the first job ends holds none.
 			none, err := f.client(t, r.api).AccountingJobs(ctxT(t), from.Add(-time.Hour), from)
 			if err != nil || len(none) != 0 {
 				t.Errorf("window before all ends: %d jobs, %v", len(none), err)
+			}
+		})
+	}
+}
+
+// TestAdapterAccountingTres checks, on a hand-written answer (not a
+// recording), that AccountingJobs takes GPUs, CPUs and memory from the
+// allocated TRES, falls back to the requested TRES for those the allocated
+// lacks (a job cancelled before it started has none allocated), and hashes
+// the work dir, and on v0.0.44 the submit line, into Command (v0.0.38 and
+// v0.0.42 ignore a submit line: their job lists have none).
+func TestAdapterAccountingTres(t *testing.T) {
+	tres := func(cpu, memMiB, gpu int) []map[string]any {
+		var l []map[string]any
+		if cpu > 0 {
+			l = append(l, map[string]any{"type": "cpu", "name": "", "count": cpu})
+		}
+		if memMiB > 0 {
+			l = append(l, map[string]any{"type": "mem", "name": "", "count": memMiB})
+		}
+		l = append(l, map[string]any{"type": "energy", "name": "", "count": -2})
+		if gpu > 0 {
+			l = append(l, map[string]any{"type": "gres", "name": "gpu", "count": gpu})
+		}
+		return l
+	}
+	type res struct {
+		gpus, cpus int
+		memMiB     float64
+		command    string
+	}
+	const dir, line = "/home/u/run", "sbatch  --gres=gpu:2 train.sh --lr 0.1"
+	jobs := []struct {
+		id             int
+		alloc, req     []map[string]any
+		workDir, line  string
+		want38, want44 res // want38: v0.0.38 and v0.0.42
+	}{
+		// Never started: everything from the request.
+		{101, nil, tres(8, 32768, 2), dir, line,
+			res{2, 8, 32768, job.CommandKey(dir, "")}, res{2, 8, 32768, job.CommandKey(dir, line)}},
+		// Started: GPUs from the allocation, CPUs and memory from the
+		// request (what the job asked for, as its pending record showed).
+		{102, tres(16, 9999, 1), tres(4, 4096, 3), dir, "",
+			res{1, 4, 4096, job.CommandKey(dir, "")}, res{1, 4, 4096, job.CommandKey(dir, "")}},
+		// A request without cpu and mem: those from the allocation.
+		{103, tres(2, 512, 1), tres(0, 0, 3), "", line,
+			res{1, 2, 512, ""}, res{1, 2, 512, job.CommandKey("", line)}},
+		// Nothing known.
+		{104, nil, nil, "", "", res{}, res{}},
+	}
+	for _, api := range []string{"v0.0.38", "v0.0.42", "v0.0.44"} {
+		t.Run(api, func(t *testing.T) {
+			var list []map[string]any
+			for _, j := range jobs {
+				m := map[string]any{
+					"job_id": j.id, "name": "n", "user": "u", "account": "a", "partition": "p", "qos": "q",
+					"tres":              map[string]any{"allocated": j.alloc, "requested": j.req},
+					"working_directory": j.workDir, "submit_line": j.line,
+				}
+				if api == "v0.0.38" {
+					m["state"] = map[string]any{"current": "CANCELLED"}
+					m["time"] = map[string]any{"submission": 1000, "end": 1100, "limit": 60}
+				} else {
+					m["state"] = map[string]any{"current": []string{"CANCELLED"}}
+					m["time"] = map[string]any{"submission": 1000, "end": 1100,
+						"limit": map[string]any{"set": true, "infinite": false, "number": 60}}
+				}
+				list = append(list, m)
+			}
+			b, err := json.Marshal(map[string]any{"jobs": list})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFake(t)
+			_, db := prefixes(api)
+			f.set("GET", db+"/jobs", 200, b)
+			got, err := f.client(t, api).AccountingJobs(ctxT(t), time.Unix(1000, 0), time.Unix(2000, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(jobs) {
+				t.Fatalf("got %d jobs, want %d", len(got), len(jobs))
+			}
+			for i, j := range got {
+				w := jobs[i].want44
+				if !commandUsesSubmitLine[api] {
+					w = jobs[i].want38
+				}
+				g := res{j.GPUs, j.CPUs, j.Memory / (1 << 20), j.Command}
+				if j.ID != fmt.Sprint(jobs[i].id) || g != w {
+					t.Errorf("job %s: got %+v, want %+v", j.ID, g, w)
+				}
 			}
 		})
 	}

@@ -98,6 +98,10 @@ func job38(b *budget, j jobRecord38) (Job, error) {
 		Start:      unix(deref(j.StartTime)),
 		Comment:    deref(j.Comment),
 		Requeue:    j.Requeue != nil && *j.Requeue,
+		// Neither the v0.0.38 job list nor dbv0.0.38 accounting has a
+		// submit_line: the working directory alone, as AccountingJobs
+		// keys the job's accounting record.
+		Command: job.CommandKey(deref(j.CurrentWorkingDirectory), ""),
 	}
 	if j.JobId == nil {
 		return out, fmt.Errorf("%w: job without job_id", ErrBadResponse)
@@ -120,8 +124,10 @@ func job38(b *budget, j jobRecord38) (Job, error) {
 }
 
 // finishJob fills the parsed string fields shared by all versions, charging
-// the names and GPU indices to b, the budget of the response.
+// the names and GPU indices to b, the budget of the response. A CPU or
+// memory count it cannot read in reqStr is left 0, not an error.
 func finishJob(b *budget, out Job, perNode, perJob, reqStr, req, exc, nodes string, detail []string) (Job, error) {
+	out.CPUs, out.Memory = reqCPUsMem(reqStr)
 	var err error
 	if out.GPUs, err = gpuRequest(perNode, perJob, reqStr); err != nil {
 		return out, fmt.Errorf("job %s: %w: %w", out.ID, ErrBadResponse, err)
@@ -238,7 +244,9 @@ type dbJob38 struct {
 		Requested []tres38 `json:"requested"`
 	} `json:"tres"`
 	AllocationNodes int64 `json:"allocation_nodes"`
-	Array           struct {
+	// WorkingDirectory is user-written text: only hashed (job.CommandKey).
+	WorkingDirectory string `json:"working_directory"`
+	Array            struct {
 		JobID int64 `json:"job_id"` // 0: not an array task
 	} `json:"array"`
 }
@@ -275,6 +283,8 @@ func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 			Partition: j.Partition, QOS: j.QOS, State: j.State.Current,
 			Submit: j.Time.Submission, Start: j.Time.Start, End: j.Time.End, Elapsed: j.Time.Elapsed,
 			LimitMin: j.Time.Limit, LimitSet: j.Time.Limit > 0,
+			// dbv0.0.38 has no submit_line.
+			WorkDir: j.WorkingDirectory,
 		}
 		if j.Array.JobID > 0 {
 			a.ArrayJobID = strconv.FormatInt(j.Array.JobID, 10)
@@ -282,13 +292,11 @@ func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		for _, t := range j.Tres.Allocated {
 			a.addTres(t.Type, deref(t.Name), deref(t.Count))
 		}
-		if a.GPUs == 0 {
-			for _, t := range j.Tres.Requested {
-				if t.Type == "gres" && deref(t.Name) == "gpu" {
-					a.GPUs = int(deref(t.Count))
-				}
-			}
+		var req acctJob
+		for _, t := range j.Tres.Requested {
+			req.addTres(t.Type, deref(t.Name), deref(t.Count))
 		}
+		a.fallBackTo(req)
 		out = append(out, a)
 	}
 	return finishAccounting(out, from, to), nil

@@ -16,6 +16,11 @@ import (
 // v0044 is the adapter for REST API v0.0.44 (Slurm 25.11–27.05). The job
 // description is taken as published: priority as a no-val struct,
 // required_nodes as an array, tres_per_node "gres/gpu[:TYPE]:N".
+//
+// A pending job must get the Command (job.CommandKey) its later accounting
+// record will have, for a model trained on accounting to read it alike, so
+// both sides hash only what both report: the working directory and the
+// submit line (V0044JobInfo and V0044Job both have submit_line).
 type v0044 struct {
 	rest
 }
@@ -111,6 +116,9 @@ func job44(b *budget, j jobRecord44) (Job, error) {
 		Start:      unix(noVal64v44(j.StartTime)),
 		Comment:    deref(j.Comment),
 		Requeue:    j.Requeue != nil && *j.Requeue,
+		// The key AccountingJobs gives the job's accounting record (see
+		// v0044).
+		Command: job.CommandKey(deref(j.CurrentWorkingDirectory), deref(j.SubmitLine)),
 	}
 	out.State, out.Flags = splitState(strs(j.JobState), baseJobStates)
 	if p, ok := noVal32v44(j.Priority); ok && p >= 0 && p <= 0xFFFFFFFF {
@@ -205,6 +213,8 @@ func (c *v0044) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		a := acctJob{
 			ID: strconv.Itoa(int(deref(j.JobId))), Name: deref(j.Name), User: deref(j.User),
 			Account: deref(j.Account), Partition: deref(j.Partition), QOS: deref(j.Qos),
+			// Command as the job list gives it (see v0044).
+			WorkDir: deref(j.WorkingDirectory), SubmitLine: deref(j.SubmitLine),
 		}
 		if j.State != nil {
 			a.State, _ = splitState(strs(j.State.Current), baseJobStates)
@@ -221,13 +231,11 @@ func (c *v0044) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 			for _, t := range deref(j.Tres.Allocated) {
 				a.addTres(t.Type, deref(t.Name), deref(t.Count))
 			}
-			if a.GPUs == 0 {
-				for _, t := range deref(j.Tres.Requested) {
-					if t.Type == "gres" && deref(t.Name) == "gpu" {
-						a.GPUs = int(deref(t.Count))
-					}
-				}
+			var req acctJob
+			for _, t := range deref(j.Tres.Requested) {
+				req.addTres(t.Type, deref(t.Name), deref(t.Count))
 			}
+			a.fallBackTo(req)
 		}
 		out = append(out, a)
 	}
@@ -237,36 +245,38 @@ func (c *v0044) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 // jobRecord44 is the part of a v0.0.44 job (V0044JobInfo) that job44
 // reads.
 type jobRecord44 struct {
-	Account         *string                     `json:"account,omitempty"`
-	ArrayJobId      *api.V0044Uint32NoValStruct `json:"array_job_id,omitempty"`
-	ArrayMaxTasks   *api.V0044Uint32NoValStruct `json:"array_max_tasks,omitempty"`
-	ArrayTaskId     *api.V0044Uint32NoValStruct `json:"array_task_id,omitempty"`
-	ArrayTaskString *string                     `json:"array_task_string,omitempty"`
-	Comment         *string                     `json:"comment,omitempty"`
-	Dependency      *string                     `json:"dependency,omitempty"`
-	EligibleTime    *api.V0044Uint64NoValStruct `json:"eligible_time,omitempty"`
-	ExcludedNodes   *string                     `json:"excluded_nodes,omitempty"`
-	GresDetail      *api.V0044JobInfoGresDetail `json:"gres_detail,omitempty"`
-	HetJobId        *api.V0044Uint32NoValStruct `json:"het_job_id,omitempty"`
-	HetJobIdSet     *string                     `json:"het_job_id_set,omitempty"`
-	HetJobOffset    *api.V0044Uint32NoValStruct `json:"het_job_offset,omitempty"`
-	Hold            *bool                       `json:"hold,omitempty"`
-	JobId           *int32                      `json:"job_id,omitempty"`
-	JobState        *[]api.V0044JobInfoJobState `json:"job_state,omitempty"`
-	Name            *string                     `json:"name,omitempty"`
-	Nice            *int32                      `json:"nice,omitempty"`
-	Nodes           *string                     `json:"nodes,omitempty"`
-	Partition       *string                     `json:"partition,omitempty"`
-	Priority        *api.V0044Uint32NoValStruct `json:"priority,omitempty"`
-	Qos             *string                     `json:"qos,omitempty"`
-	Requeue         *bool                       `json:"requeue,omitempty"`
-	RequiredNodes   *string                     `json:"required_nodes,omitempty"`
-	StartTime       *api.V0044Uint64NoValStruct `json:"start_time,omitempty"`
-	StateReason     *string                     `json:"state_reason,omitempty"`
-	SubmitTime      *api.V0044Uint64NoValStruct `json:"submit_time,omitempty"`
-	TimeLimit       *api.V0044Uint32NoValStruct `json:"time_limit,omitempty"`
-	TresPerJob      *string                     `json:"tres_per_job,omitempty"`
-	TresPerNode     *string                     `json:"tres_per_node,omitempty"`
-	TresReqStr      *string                     `json:"tres_req_str,omitempty"`
-	UserName        *string                     `json:"user_name,omitempty"`
+	Account                 *string                     `json:"account,omitempty"`
+	ArrayJobId              *api.V0044Uint32NoValStruct `json:"array_job_id,omitempty"`
+	ArrayMaxTasks           *api.V0044Uint32NoValStruct `json:"array_max_tasks,omitempty"`
+	ArrayTaskId             *api.V0044Uint32NoValStruct `json:"array_task_id,omitempty"`
+	ArrayTaskString         *string                     `json:"array_task_string,omitempty"`
+	Comment                 *string                     `json:"comment,omitempty"`
+	CurrentWorkingDirectory *string                     `json:"current_working_directory,omitempty"`
+	Dependency              *string                     `json:"dependency,omitempty"`
+	EligibleTime            *api.V0044Uint64NoValStruct `json:"eligible_time,omitempty"`
+	ExcludedNodes           *string                     `json:"excluded_nodes,omitempty"`
+	GresDetail              *api.V0044JobInfoGresDetail `json:"gres_detail,omitempty"`
+	HetJobId                *api.V0044Uint32NoValStruct `json:"het_job_id,omitempty"`
+	HetJobIdSet             *string                     `json:"het_job_id_set,omitempty"`
+	HetJobOffset            *api.V0044Uint32NoValStruct `json:"het_job_offset,omitempty"`
+	Hold                    *bool                       `json:"hold,omitempty"`
+	JobId                   *int32                      `json:"job_id,omitempty"`
+	JobState                *[]api.V0044JobInfoJobState `json:"job_state,omitempty"`
+	Name                    *string                     `json:"name,omitempty"`
+	Nice                    *int32                      `json:"nice,omitempty"`
+	Nodes                   *string                     `json:"nodes,omitempty"`
+	Partition               *string                     `json:"partition,omitempty"`
+	Priority                *api.V0044Uint32NoValStruct `json:"priority,omitempty"`
+	Qos                     *string                     `json:"qos,omitempty"`
+	Requeue                 *bool                       `json:"requeue,omitempty"`
+	RequiredNodes           *string                     `json:"required_nodes,omitempty"`
+	StartTime               *api.V0044Uint64NoValStruct `json:"start_time,omitempty"`
+	StateReason             *string                     `json:"state_reason,omitempty"`
+	SubmitLine              *string                     `json:"submit_line,omitempty"`
+	SubmitTime              *api.V0044Uint64NoValStruct `json:"submit_time,omitempty"`
+	TimeLimit               *api.V0044Uint32NoValStruct `json:"time_limit,omitempty"`
+	TresPerJob              *string                     `json:"tres_per_job,omitempty"`
+	TresPerNode             *string                     `json:"tres_per_node,omitempty"`
+	TresReqStr              *string                     `json:"tres_req_str,omitempty"`
+	UserName                *string                     `json:"user_name,omitempty"`
 }

@@ -6,12 +6,17 @@
 //
 // Usage:
 //
-//	go run ./internal/adaptergen -n 44 -releases 25.11–27.05 -jobstate '[]api.V0044JobInfoJobState' -o v0044.go
+//	go run ./internal/adaptergen -n 44 -releases 25.11–27.05 -jobstate '[]api.V0044JobInfoJobState' -submitline -o v0044.go
 //
 // -n is the version's number (v0.0.N), -releases the Slurm releases that
 // serve it (for the doc comment), -jobstate the Go type of a job record's
-// job_state field in that version's generated types (package api). The
-// output is gofmt'd.
+// job_state field in that version's generated types (package api).
+// -submitline says that the version's job list (its JobInfo) reports
+// submit_line: only then is the submit line hashed into a job's Command,
+// in the job list and in accounting alike, since a pending job's Command
+// must equal that of its later accounting record (v0.0.44 has it; v0.0.42's
+// JobInfo has none, though its accounting job has). The output is
+// gofmt'd.
 package main
 
 import (
@@ -34,6 +39,12 @@ type params struct {
 	N        string // "44" for v0.0.44
 	Releases string // "25.11–27.05"
 	JobState string // "[]api.V0044JobInfoJobState"
+	// SubmitLine is true when the version's job list (JobInfo) has
+	// submit_line, as its accounting job does: Command then hashes the
+	// working directory and the submit line on both sides, else the
+	// working directory alone on both, so that a pending job and its later
+	// accounting record get the same key.
+	SubmitLine bool
 }
 
 var (
@@ -54,12 +65,13 @@ func run(args []string) error {
 	fs.StringVar(&p.N, "n", "", "REST API version `number` (44 for v0.0.44)")
 	fs.StringVar(&p.Releases, "releases", "", "the Slurm `releases` serving it, for the doc comment")
 	fs.StringVar(&p.JobState, "jobstate", "", "Go `type` of a job record's job_state (package api)")
+	fs.BoolVar(&p.SubmitLine, "submitline", false, "the version's job list has submit_line: hash it into Command (job list and accounting)")
 	out := fs.String("o", "", "output `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if !versionRE.MatchString(p.N) || p.Releases == "" || !typeRE.MatchString(p.JobState) || *out == "" {
-		return errors.New("usage: adaptergen -n NN -releases R -jobstate TYPE -o FILE")
+		return errors.New("usage: adaptergen -n NN -releases R -jobstate TYPE [-submitline] -o FILE")
 	}
 	src, err := render(p)
 	if err != nil {

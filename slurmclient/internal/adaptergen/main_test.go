@@ -36,3 +36,39 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderSubmitLine: with -submitline the job list and accounting both
+// hash the submit line into Command; without it neither reads one (the
+// job list has no submit_line), so the keys of a pending job and of its
+// accounting record agree either way.
+func TestRenderSubmitLine(t *testing.T) {
+	tests := []struct {
+		submitLine bool
+		want, not  []string
+	}{
+		{true,
+			[]string{"job.CommandKey(deref(j.CurrentWorkingDirectory), deref(j.SubmitLine))",
+				"SubmitLine: deref(j.SubmitLine)", "`json:\"submit_line,omitempty\"`"},
+			[]string{`job.CommandKey(deref(j.CurrentWorkingDirectory), "")`}},
+		{false,
+			[]string{`job.CommandKey(deref(j.CurrentWorkingDirectory), "")`, "WorkDir: deref(j.WorkingDirectory)",
+				"has no submit_line"},
+			[]string{"SubmitLine", "submit_line,"}},
+	}
+	for _, tc := range tests {
+		src, err := render(params{N: "46", Releases: "x", JobState: "api.V0046JobState", SubmitLine: tc.submitLine})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(src), w) {
+				t.Errorf("submitline %t: rendered adapter lacks %q", tc.submitLine, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(string(src), n) {
+				t.Errorf("submitline %t: rendered adapter has %q", tc.submitLine, n)
+			}
+		}
+	}
+}

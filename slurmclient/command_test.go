@@ -1,0 +1,145 @@
+package slurmclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/asrpt/asrpt/job"
+	api38 "github.com/asrpt/asrpt/slurmclient/internal/api/v0038"
+	api42 "github.com/asrpt/asrpt/slurmclient/internal/api/v0042"
+	api44 "github.com/asrpt/asrpt/slurmclient/internal/api/v0044"
+)
+
+// commandUsesSubmitLine says, per REST API version, whether a job's
+// Command hashes the submit line besides the working directory: only where
+// both the job list and accounting report it, so that a pending job and its
+// later accounting record get the same key.
+var commandUsesSubmitLine = map[string]bool{"v0.0.38": false, "v0.0.42": false, "v0.0.44": true}
+
+// TestCommandSubmitLineFollowsTheSchemas: commandUsesSubmitLine (and so
+// the -submitline of adapters.go) is true exactly where the version's job
+// list and accounting job schemas both have a submit_line.
+func TestCommandSubmitLineFollowsTheSchemas(t *testing.T) {
+	has := func(v any) bool {
+		_, ok := reflect.TypeOf(v).FieldByName("SubmitLine")
+		return ok
+	}
+	for _, c := range []struct {
+		api           string
+		jobList, acct any
+	}{
+		// dbv0.0.38 jobs are decoded into the hand-written dbJob38.
+		{"v0.0.38", api38.V0038JobResponseProperties{}, dbJob38{}},
+		{"v0.0.42", api42.V0042JobInfo{}, api42.V0042Job{}},
+		{"v0.0.44", api44.V0044JobInfo{}, api44.V0044Job{}},
+	} {
+		if got := has(c.jobList) && has(c.acct); got != commandUsesSubmitLine[c.api] {
+			t.Errorf("%s: job list and accounting both have submit_line: %t; commandUsesSubmitLine says %t",
+				c.api, got, commandUsesSubmitLine[c.api])
+		}
+	}
+	if !has(api38.Dbv0038Job{}) && has(dbJob38{}) {
+		t.Error("dbJob38 reads a submit_line the dbv0.0.38 schema lacks")
+	}
+}
+
+// TestCommandMatchesAccounting replays each lab's recorded job list and
+// accounting answer: every job recorded in both gets the same Command from
+// Client.Job (the job-list record) as from AccountingJobs, and a non-empty
+// one. 24.11's accounting records a submit_line its job list lacks: the
+// keys match only because neither side hashes it.
+func TestCommandMatchesAccounting(t *testing.T) {
+	for _, r := range releases {
+		t.Run(r.rel, func(t *testing.T) {
+			acct, list := fixture(t, r.rel, "accounting"), fixture(t, r.rel, "jobs")
+			f := newFake(t)
+			p, db := prefixes(r.api)
+			f.set("GET", db+"/jobs", 200, acct)
+			c := f.client(t, r.api)
+			finished, err := c.AccountingJobs(ctxT(t), time.Unix(0, 0), time.Unix(1<<40, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := map[string]bool{}
+			for _, j := range rawList(raw(t, list), "jobs") {
+				listed[fmt.Sprint(j["job_id"])] = true
+			}
+			matched := 0
+			for _, a := range finished {
+				if !listed[a.ID] {
+					continue
+				}
+				f.set("GET", p+"/job/"+a.ID, 200, list)
+				j, err := c.Job(ctxT(t), a.ID)
+				if err != nil {
+					t.Fatalf("job %s: %v", a.ID, err)
+				}
+				if j.Command != a.Command || j.Command == "" {
+					t.Errorf("job %s: job list Command %q, accounting %q", a.ID, j.Command, a.Command)
+				}
+				if j.CPUs != a.CPUs || j.Memory != a.Memory {
+					t.Errorf("job %s: job list requests %d CPUs, %v bytes; accounting %d, %v", a.ID, j.CPUs, j.Memory, a.CPUs, a.Memory)
+				}
+				matched++
+			}
+			if matched == 0 {
+				t.Fatal("no job recorded in both the job list and accounting")
+			}
+		})
+	}
+}
+
+// TestJobsMalformedTres: a tres_req_str whose cpu or mem cannot be read
+// (hand-written answers, not recordings) leaves CPUs or Memory 0 and keeps
+// the job, with what else it says.
+func TestJobsMalformedTres(t *testing.T) {
+	tests := []struct {
+		req     string
+		cpus    int
+		memGiB  float64
+		gpus    int
+		comment string
+	}{
+		{"cpu=-1,mem=lots,node=1,billing=1,gres/gpu=1", 0, 0, 1, "negative CPUs, words for memory"},
+		{"cpu=16777217,mem=1025P", 0, 0, 0, "past 2^24 CPUs and 2^60 bytes"},
+		{"cpu=8,mem=2E,gres/gpu=2", 8, 0, 2, "unknown unit"},
+		{"cpu=x,mem=64G", 0, 64, 0, "CPUs unreadable, memory fine"},
+		{"cpu=,mem=,node=", 0, 0, 0, "empty values"},
+		{"cpu=4,mem=1.5G", 4, 1.5, 0, "fraction"},
+		{"cpu=4,mem=-1G", 4, 0, 0, "negative memory"},
+		{"garbage", 0, 0, 0, "no entries"},
+	}
+	for _, api := range APIVersions {
+		state := any([]string{"PENDING"})
+		if api == "v0.0.38" {
+			state = "PENDING"
+		}
+		var list []map[string]any
+		for i, tc := range tests {
+			list = append(list, map[string]any{"job_id": i + 1, "job_state": state, "tres_req_str": tc.req,
+				"current_working_directory": "/w"})
+		}
+		b, err := json.Marshal(map[string]any{"jobs": list})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFake(t)
+		p, _ := prefixes(api)
+		f.set("GET", p+"/jobs", 200, b)
+		jobs, err := f.client(t, api).Jobs(ctxT(t))
+		if err != nil || len(jobs) != len(tests) {
+			t.Fatalf("%s: %d jobs of %d, err %v", api, len(jobs), len(tests), err)
+		}
+		for i, tc := range tests {
+			j := jobs[i]
+			if j.CPUs != tc.cpus || j.Memory != tc.memGiB*(1<<30) || j.GPUs.Total != tc.gpus ||
+				j.Command != job.CommandKey("/w", "") {
+				t.Errorf("%s, %s (%q): CPUs %d, Memory %v, GPUs %d, Command %q; want %d, %v GiB, %d",
+					api, tc.comment, tc.req, j.CPUs, j.Memory, j.GPUs.Total, j.Command, tc.cpus, tc.memGiB, tc.gpus)
+			}
+		}
+	}
+}
