@@ -187,7 +187,8 @@ func CompareID(a, b string) int {
 func toJob(sj *slurmclient.Job) job.Job {
 	return job.Job{ID: sj.ID, Submit: unixSeconds(sj.Submit), User: sj.User, Name: sj.Name,
 		Account: sj.Account, Partition: sj.Partition, QOS: sj.QOS, GPUs: sj.GPUs.Total,
-		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State, ArrayJobID: sj.Array.JobID}
+		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State, ArrayJobID: sj.Array.JobID,
+		CPUs: sj.CPUs, Memory: sj.Memory, Command: sj.Command}
 }
 
 // arrive predicts e and hands it to the policy.
