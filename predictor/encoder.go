@@ -15,62 +15,81 @@ const MinCategoryCount = 3
 // their mean log run time (so that "value ≤ threshold" splits group values
 // with similar run times); a value that was unseen or rarer than
 // MinCategoryCount in training becomes NaN, which the trees treat as
-// missing.
+// missing. The vector holds the features of schema 1 (FeatureNames), then
+// the optional features in Use, in optNames order.
 type Encoder struct {
 	// Vocab[c] lists the known values of categorical feature c; a value's
 	// code is its index.
 	Vocab [NumCat][]string
+	// Use[k] reports whether optional feature k is encoded: some training
+	// row had it.
+	Use   [NumOpt]bool
 	index [NumCat]map[string]float64
 }
 
 // FitEncoder builds the vocabularies from training rows and their log run
 // time targets y.
 func FitEncoder(rows []Row, y []float64) *Encoder {
-	return fitEncoder(len(rows), func(i int) *[NumCat]string { return &rows[i].Cat }, y)
+	return fitEncoder(len(rows), func(i int) (*[NumCat]string, *Optional) { return &rows[i].Cat, &rows[i].Opt }, y)
 }
 
-// fitEncoder is FitEncoder over n rows whose categorical values cat gives.
-func fitEncoder(n int, cat func(i int) *[NumCat]string, y []float64) *Encoder {
+// fitEncoder is FitEncoder over n rows whose categorical and optional
+// values row gives.
+func fitEncoder(n int, row func(i int) (*[NumCat]string, *Optional), y []float64) *Encoder {
 	e := &Encoder{}
 	for c := 0; c < NumCat; c++ {
-		type acc struct {
-			sum float64
-			n   int
-		}
-		m := map[string]*acc{}
-		for i := 0; i < n; i++ {
-			v := cat(i)[c]
-			a := m[v]
-			if a == nil {
-				a = &acc{}
-				m[v] = a
-			}
-			a.sum += y[i]
-			a.n++
-		}
-		type kv struct {
-			v    string
-			mean float64
-		}
-		var vals []kv
-		for v, a := range m {
-			if a.n >= MinCategoryCount {
-				vals = append(vals, kv{v, a.sum / float64(a.n)})
-			}
-		}
-		slices.SortFunc(vals, func(a, b kv) int {
-			if c := cmp.Compare(a.mean, b.mean); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.v, b.v)
-		})
-		e.Vocab[c] = make([]string, len(vals))
-		for i, v := range vals {
-			e.Vocab[c][i] = v.v
+		e.Vocab[c] = vocabulary(n, func(i int) string { cat, _ := row(i); return cat[c] }, y)
+	}
+	for i := 0; i < n; i++ {
+		_, o := row(i)
+		for k := range e.Use {
+			e.Use[k] = e.Use[k] || o.has(k)
 		}
 	}
 	e.buildIndex()
 	return e
+}
+
+// vocabulary returns the values of one categorical feature held by at
+// least MinCategoryCount of the n rows, ordered by their mean target y
+// (ties by value).
+func vocabulary(n int, value func(i int) string, y []float64) []string {
+	type acc struct {
+		sum float64
+		n   int
+	}
+	m := map[string]*acc{}
+	for i := 0; i < n; i++ {
+		v := value(i)
+		a := m[v]
+		if a == nil {
+			a = &acc{}
+			m[v] = a
+		}
+		a.sum += y[i]
+		a.n++
+	}
+	type kv struct {
+		v    string
+		mean float64
+	}
+	var vals []kv
+	for v, a := range m {
+		if a.n >= MinCategoryCount {
+			vals = append(vals, kv{v, a.sum / float64(a.n)})
+		}
+	}
+	slices.SortFunc(vals, func(a, b kv) int {
+		if c := cmp.Compare(a.mean, b.mean); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.v, b.v)
+	})
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = v.v
+	}
+	return out
 }
 
 func (e *Encoder) buildIndex() {
@@ -82,10 +101,26 @@ func (e *Encoder) buildIndex() {
 	}
 }
 
-// Encode appends r's feature vector (len(FeatureNames()) values) to dst.
-func (e *Encoder) Encode(dst []float64, r *Row) []float64 { return e.encode(dst, &r.Cat, r.Num) }
+// NumFeatures returns the length of the vectors Encode appends.
+func (e *Encoder) NumFeatures() int { return NumCat + NumNum + len(e.Names()) - len(FeatureNames()) }
 
-func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64) []float64 {
+// Names returns the names of the features Encode appends, in order.
+func (e *Encoder) Names() []string {
+	out := FeatureNames()
+	for _, c := range optColumns {
+		if e.Use[c.opt] {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// Encode appends r's feature vector (NumFeatures values) to dst.
+func (e *Encoder) Encode(dst []float64, r *Row) []float64 {
+	return e.encode(dst, &r.Cat, r.Num, &r.Opt)
+}
+
+func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64, opt *Optional) []float64 {
 	for c := 0; c < NumCat; c++ {
 		v, ok := e.index[c][cat[c]]
 		if !ok {
@@ -93,5 +128,31 @@ func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64) []fl
 		}
 		dst = append(dst, v)
 	}
-	return append(dst, num...)
+	dst = append(dst, num...)
+	nan := math.NaN()
+	if e.Use[OptCommand] {
+		switch s := &opt.Cmd; {
+		case !opt.has(OptCommand):
+			dst = append(dst, nan, nan, nan)
+		case s.Count == 0:
+			dst = append(dst, 0, nan, nan)
+		default:
+			dst = append(dst, math.Log1p(float64(s.Count)), s.Last, s.Median)
+		}
+	}
+	if e.Use[OptCPUs] {
+		v := nan
+		if opt.has(OptCPUs) {
+			v = float64(opt.CPUs)
+		}
+		dst = append(dst, v)
+	}
+	if e.Use[OptLogMemory] {
+		v := nan
+		if opt.has(OptLogMemory) {
+			v = math.Log(opt.Memory)
+		}
+		dst = append(dst, v)
+	}
+	return dst
 }

@@ -192,7 +192,8 @@ func emptyStats() GroupStats {
 type groupKey struct{ user, family string }
 
 // History holds the finished jobs known at some instant, summarised per
-// (user, family), user, partition and time limit, and over all jobs. The
+// (user, family), user, partition, time limit and command, and over all
+// jobs. The
 // caller decides what "known" means: History itself never reads a clock.
 // Not safe for concurrent use.
 type History struct {
@@ -200,6 +201,7 @@ type History struct {
 	user      map[string]*groupAcc
 	partition map[string]*groupAcc
 	limit     map[float64]*groupAcc
+	command   map[string]*groupAcc
 	all       groupAcc
 }
 
@@ -210,6 +212,7 @@ func NewHistory() *History {
 		user:      map[string]*groupAcc{},
 		partition: map[string]*groupAcc{},
 		limit:     map[float64]*groupAcc{},
+		command:   map[string]*groupAcc{},
 	}
 }
 
@@ -246,6 +249,9 @@ func (h *History) add(j *job.Job, fam string, end float64) {
 		}
 		l.add(lr, end, failed)
 	}
+	if j.Command != "" {
+		get(h.command, j.Command).add(lr, end, failed)
+	}
 	h.all.add(lr, end, failed)
 }
 
@@ -269,6 +275,15 @@ func (h *History) Limit(j *job.Job) GroupStats {
 		return emptyStats()
 	}
 	return h.limit[j.TimeLimit].stats()
+}
+
+// Command returns the statistics of the jobs run by command (job.Command;
+// empty when command is "").
+func (h *History) Command(command string) GroupStats {
+	if command == "" {
+		return emptyStats()
+	}
+	return h.command[command].stats()
 }
 
 // All returns the statistics over every finished job.

@@ -94,6 +94,7 @@ func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model,
 type trainRow struct {
 	cat       [NumCat]string
 	num       []float64
+	opt       Optional
 	offset    float64
 	y         float64
 	failed    bool
@@ -101,7 +102,7 @@ type trainRow struct {
 }
 
 func compact(r *Row) trainRow {
-	return trainRow{cat: r.Cat, num: r.Num, offset: Offset(r), noHistory: r.All.Count == 0}
+	return trainRow{cat: r.Cat, num: r.Num, opt: r.Opt, offset: Offset(r), noHistory: r.All.Count == 0}
 }
 
 // trainData keeps the feature matrix of trainCompact between trainings:
@@ -124,8 +125,8 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 			y[i] -= tr[i].offset
 		}
 	}
-	enc := fitEncoder(len(tr), func(i int) *[NumCat]string { return &tr[i].cat }, y)
-	nf := NumCat + NumNum
+	enc := fitEncoder(len(tr), func(i int) (*[NumCat]string, *Optional) { return &tr[i].cat, &tr[i].opt }, y)
+	nf := enc.NumFeatures()
 	var data []float64
 	if d, ok := trainData.Get().(*[]float64); ok {
 		data = *d
@@ -133,7 +134,7 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 	x := &Matrix{Rows: len(tr), Cols: nf, Data: slices.Grow(data[:0], len(tr)*nf)}
 	defer func() { trainData.Put(&x.Data) }()
 	for i := range tr {
-		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num)
+		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num, &tr[i].opt)
 	}
 	var w []float64
 	if cfg.FailWeight != 1 {
@@ -217,10 +218,26 @@ func (m *Model) seconds(r *Row, v, mean float64) (expected, median float64) {
 	return math.Max(1, mean), math.Max(1, math.Exp(v))
 }
 
+// MinCommandRuns is the number of finished runs of a job's command
+// (job.Command) from which their median is the job's baseline (Offset),
+// and the job counts as sized by its history even when its (user, family)
+// group has none (a job renamed, the same command line): the median of
+// three runs is the first that one outlier does not move.
+const MinCommandRuns = 3
+
+// sized reports whether r's own history sizes the job: its (user, family)
+// group, or MinCommandRuns runs of its command.
+func sized(r *Row) bool { return r.Group.Count > 0 || r.Opt.Cmd.Count >= MinCommandRuns }
+
 // Offset is the baseline log run time of a job with features r: the
-// median of its (user, family) group, else of its user, partition, or all
-// jobs, else log(DefaultLimit).
+// median of its command's runs once there are MinCommandRuns of them
+// (only histories that carry commands have any), else the median of its
+// (user, family) group, else of its user, partition, or all jobs, else
+// log(DefaultLimit).
 func Offset(r *Row) float64 {
+	if r.Opt.Cmd.Count >= MinCommandRuns {
+		return r.Opt.Cmd.Median
+	}
 	for _, s := range []*GroupStats{&r.Group, &r.User, &r.Partition, &r.All} {
 		if s.Count > 0 {
 			return s.Median
@@ -258,7 +275,7 @@ func (m *Model) PredictRowsBoth(rows []Row) (expected, median []float64) {
 
 // matrix encodes rows into a feature matrix.
 func (m *Model) matrix(rows []Row) *Matrix {
-	nf := NumCat + NumNum
+	nf := m.Encoder.NumFeatures()
 	x := &Matrix{Rows: len(rows), Cols: nf, Data: make([]float64, 0, len(rows)*nf)}
 	for i := range rows {
 		x.Data = m.Encoder.Encode(x.Data, &rows[i])

@@ -82,9 +82,10 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 			vocab[c] = []string{}
 		}
 	}
+
 	p := m.Config.Forest
 	hdr, err := json.Marshal(fileHeader{
-		SchemaVersion: SchemaVersion, Features: FeatureNames(), Vocab: vocab,
+		SchemaVersion: SchemaVersion, Features: m.Encoder.Names(), Vocab: vocab,
 		Quantile: m.Forest.Quantile, Trees: len(m.Forest.Trees), TrainRows: m.TrainRows,
 		Config: fileSettings{MaxDepth: p.MaxDepth, MinSamplesLeaf: p.MinSamplesLeaf, MaxFeatures: p.MaxFeatures,
 			MaxSamples: p.MaxSamples, Bins: p.Bins, Leaf: p.Leaf.String(), Seed: p.Seed, FailWeight: m.Config.FailWeight, Residual: m.Config.Residual},
@@ -170,7 +171,8 @@ func DecodeModel(data []byte) (*Model, error) {
 		return nil, bad("header: %v", err)
 	}
 	rest = rest[hl:]
-	if err := checkSchema(&h); err != nil {
+	use, err := checkSchema(&h)
+	if err != nil {
 		return nil, err
 	}
 	if h.Trees < 1 || h.Trees > 10000 {
@@ -217,7 +219,7 @@ func DecodeModel(data []byte) (*Model, error) {
 	if len(rest) != 0 {
 		return nil, bad("%d bytes after the last tree", len(rest))
 	}
-	enc := &Encoder{}
+	enc := &Encoder{Use: use}
 	for c := range enc.Vocab {
 		enc.Vocab[c] = h.Vocab[c]
 		seen := make(map[string]bool, len(h.Vocab[c]))
@@ -239,15 +241,18 @@ func DecodeModel(data []byte) (*Model, error) {
 	return &Model{Encoder: enc, Forest: e, Config: cfg, TrainRows: h.TrainRows}, nil
 }
 
-// checkSchema compares a file's feature schema with this build's.
-func checkSchema(h *fileHeader) error {
+// checkSchema compares a file's feature schema with this build's: the
+// features of schema 1, then the columns of any of the optional features,
+// in order and each feature whole. It returns which optional features the
+// file's model uses.
+func checkSchema(h *fileHeader) (use [NumOpt]bool, err error) {
 	var diffs []string
 	if h.SchemaVersion != SchemaVersion {
 		diffs = append(diffs, fmt.Sprintf("schema version %d in the file, %d in this build", h.SchemaVersion, SchemaVersion))
 	}
 	want := FeatureNames()
-	if len(h.Features) != len(want) {
-		diffs = append(diffs, fmt.Sprintf("%d features in the file, %d in this build", len(h.Features), len(want)))
+	if len(h.Features) < len(want) || len(h.Features) > len(want)+len(optColumns) {
+		diffs = append(diffs, fmt.Sprintf("%d features in the file, %d in this build (%d with every optional feature)", len(h.Features), len(want), len(want)+len(optColumns)))
 	}
 	for i := 0; i < min(len(want), len(h.Features)); i++ {
 		if h.Features[i] != want[i] {
@@ -257,13 +262,39 @@ func checkSchema(h *fileHeader) error {
 			}
 		}
 	}
+	if len(diffs) == 0 {
+		var got [NumOpt]int
+		next := 0 // the optional columns come in optColumns order
+		for i := len(want); i < len(h.Features); i++ {
+			k := next
+			for k < len(optColumns) && optColumns[k].name != h.Features[i] {
+				k++
+			}
+			if k == len(optColumns) {
+				diffs = append(diffs, fmt.Sprintf("feature %d is %q in the file, not an optional feature of this build after %q", i, h.Features[i], h.Features[i-1]))
+				break
+			}
+			use[optColumns[k].opt], next = true, k+1
+			got[optColumns[k].opt]++
+		}
+		for _, c := range optColumns {
+			if use[c.opt] {
+				got[c.opt]--
+			}
+		}
+		for k, n := range got {
+			if n != 0 {
+				diffs = append(diffs, fmt.Sprintf("optional feature %d has only some of its columns in the file", k))
+			}
+		}
+	}
 	if len(h.Vocab) != NumCat {
 		diffs = append(diffs, fmt.Sprintf("%d categorical vocabularies in the file, %d in this build", len(h.Vocab), NumCat))
 	}
 	if len(diffs) > 0 {
-		return fmt.Errorf("%w: %w: %s", ErrModelFile, ErrSchema, strings.Join(diffs, "; "))
+		return use, fmt.Errorf("%w: %w: %s", ErrModelFile, ErrSchema, strings.Join(diffs, "; "))
 	}
-	return nil
+	return use, nil
 }
 
 // checkTree checks the preorder subtree at i of depth d, whose first leaf

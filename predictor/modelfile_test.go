@@ -187,6 +187,12 @@ func FuzzDecodeModel(f *testing.F) {
 	}
 	m.WriteTo(&buf)
 	f.Add(buf.Bytes())
+	if m, err = Train(withCommands(100, 1), cfg); err != nil { // with the optional features
+		f.Fatal(err)
+	}
+	buf.Reset()
+	m.WriteTo(&buf)
+	f.Add(buf.Bytes())
 	f.Add([]byte(fileMagic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -203,7 +209,7 @@ func FuzzDecodeModel(f *testing.F) {
 				return
 			}
 			// A decoded model must predict without panicking.
-			r := Row{Num: make([]float64, NumNum)}
+			r := Row{Num: make([]float64, NumNum), Opt: Optional{Command: "x", CPUs: 4, Memory: 1 << 30}}
 			for i := range r.Num {
 				r.Num[i] = math.NaN()
 			}

@@ -1,0 +1,166 @@
+package predictor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/asrpt/asrpt/job"
+)
+
+// withCommands is a history in which one user runs one script ("train")
+// with six argument sets: the command (its key) sets the run time
+// (600 s · 2^k, ±10 %), which the name alone cannot tell. CPUs and memory
+// are drawn at random and carry nothing.
+func withCommands(n int, seed uint64) []job.Job {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	jobs := make([]job.Job, n)
+	tm := 1.7e9
+	for i := range jobs {
+		tm += rng.ExpFloat64() * 600
+		k := rng.IntN(6)
+		jobs[i] = job.Job{ID: fmt.Sprint(i), Submit: tm, User: "ann", Name: "train", Partition: "gpu", GPUs: 4, Nodes: 1,
+			RunTime: 600 * math.Exp2(float64(k)) * (0.9 + 0.2*rng.Float64()), TimeLimit: 86400, State: "COMPLETED",
+			Command: job.CommandKey("/home/ann", fmt.Sprintf("sbatch train.sh --epochs %d", 10<<k)),
+			CPUs:    8 * (1 + rng.IntN(4)), Memory: float64(1+rng.IntN(8)) * (1 << 34)}
+	}
+	return jobs
+}
+
+// TestOptionalFeaturesLearnCommand: trained on a history that carries
+// commands, the model encodes their histories and predicts held-out jobs
+// at least three times closer than the same model trained without them.
+func TestOptionalFeaturesLearnCommand(t *testing.T) {
+	train, test := withCommands(1500, 1), withCommands(400, 2)
+	strip := func(jobs []job.Job) []job.Job {
+		out := slices.Clone(jobs)
+		for i := range out {
+			out[i].Command, out[i].CPUs, out[i].Memory = "", 0, 0
+		}
+		return out
+	}
+	cfg := DefaultTrainConfig()
+	cfg.Forest.Trees = 20
+	mae := func(jobs []job.Job) (float64, *Model) {
+		m, err := Train(jobs[:len(train)], cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := BuildRows(jobs) // the test jobs see the training jobs as history
+		sum := 0.0
+		for i := len(train); i < len(jobs); i++ {
+			sum += math.Abs(m.Predict(&rows[i]) - jobs[i].RunTime)
+		}
+		return sum / float64(len(jobs)-len(train)), m
+	}
+	all := append(slices.Clone(train), test...)
+	for i := range test {
+		all[len(train)+i].Submit += train[len(train)-1].Submit - test[0].Submit + 3600
+	}
+	with, m := mae(all)
+	without, m0 := mae(strip(all))
+	if want := append(FeatureNames(), "cmd_count", "cmd_last", "cmd_median", "cpus", "log_memory"); !slices.Equal(m.Encoder.Names(), want) {
+		t.Errorf("features %v, want %v", m.Encoder.Names(), want)
+	}
+	if !slices.Equal(m0.Encoder.Names(), FeatureNames()) || m0.Encoder.NumFeatures() != NumCat+NumNum {
+		t.Errorf("without optional data the features are %v, want schema 1's", m0.Encoder.Names())
+	}
+	if with*3 > without {
+		t.Errorf("mean absolute error %.0f s with commands, %.0f s without: want at most a third", with, without)
+	}
+	t.Logf("MAE %.0f s with the optional features, %.0f s without", with, without)
+}
+
+// TestModelFileOptional: a model that uses optional features saves and
+// loads to the same predictions; a file naming an optional feature out of
+// order, or one this build does not know, is refused as another schema.
+func TestModelFileOptional(t *testing.T) {
+	cfg := DefaultTrainConfig()
+	cfg.Forest.Trees = 6
+	jobs := withCommands(300, 3)
+	jobs[0].Command = "" // a row without a command: the feature is still used
+	m, err := Train(jobs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeModel(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Encoder.Use != m.Encoder.Use {
+		t.Errorf("encoder uses %v, want %v", got.Encoder.Use, m.Encoder.Use)
+	}
+	rows := BuildRows(withCommands(100, 4))
+	if a, b := m.PredictRows(rows), got.PredictRows(rows); !slices.Equal(a, b) {
+		t.Error("predictions differ after a save and a load")
+	}
+	cmd := []string{"cmd_count", "cmd_last", "cmd_median"}
+	for _, tc := range []struct {
+		name     string
+		features []string
+	}{
+		{"out of order", append(FeatureNames(), "cpus", "cmd_count", "cmd_last", "cmd_median")},
+		{"unknown", append(FeatureNames(), "gpu_hours")},
+		{"twice", append(FeatureNames(), "cpus", "cpus")},
+		{"part of a feature", append(FeatureNames(), "cmd_count", "cmd_median")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := fileHeader{SchemaVersion: SchemaVersion, Features: tc.features, Vocab: make([][]string, NumCat)}
+			if _, err := checkSchema(&h); !errors.Is(err, ErrSchema) {
+				t.Errorf("%v: %v, want ErrSchema", tc.features, err)
+			}
+		})
+	}
+	h := fileHeader{SchemaVersion: SchemaVersion, Features: append(append(FeatureNames(), cmd...), "log_memory"), Vocab: make([][]string, NumCat)}
+	if use, err := checkSchema(&h); err != nil || use != [NumOpt]bool{OptCommand: true, OptLogMemory: true} {
+		t.Errorf("command and log_memory: %v, %v", use, err)
+	}
+}
+
+// TestCommandBaseline: from MinCommandRuns finished runs of its command
+// on, a job's baseline is their median and it counts as sized, also when
+// its own (user, family) group has no history (the job was renamed).
+func TestCommandBaseline(t *testing.T) {
+	cmd := job.CommandKey("/home/ann", "sbatch train.sh --epochs 90")
+	var jobs []job.Job
+	for i, rt := range []float64{1000, 1200, 800} {
+		jobs = append(jobs, job.Job{ID: fmt.Sprint(i), Submit: float64(i * 10000), User: "ann", Name: "old-name",
+			GPUs: 1, RunTime: rt, State: "COMPLETED", Command: cmd})
+	}
+	jobs = append(jobs, job.Job{ID: "other", Submit: 1, User: "ann", Name: "sweep", GPUs: 1, RunTime: 50, State: "COMPLETED"})
+	for _, tc := range []struct {
+		name  string
+		runs  int // of the command, finished before the new job
+		sized bool
+		base  float64 // seconds
+	}{
+		{"three runs", 3, true, 1000},
+		{"two runs", 2, false, 0}, // the user's median: 50 s and 1000 s, 1200 s
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hist := append(slices.Clone(jobs[:tc.runs]), jobs[3])
+			hist = append(hist, job.Job{ID: "new", Submit: 40000, User: "ann", Name: "new-name", GPUs: 1, RunTime: 1, Command: cmd})
+			rows := BuildRows(hist)
+			r := &rows[len(rows)-1]
+			if r.Group.Count != 0 || r.Opt.Cmd.Count != tc.runs {
+				t.Fatalf("group %d runs, command %d; want 0 and %d", r.Group.Count, r.Opt.Cmd.Count, tc.runs)
+			}
+			if sized(r) != tc.sized {
+				t.Errorf("sized %v, want %v", sized(r), tc.sized)
+			}
+			if got := math.Exp(Offset(r)); tc.sized && math.Abs(got-tc.base) > 1e-6 {
+				t.Errorf("baseline %g s, want %g s", got, tc.base)
+			} else if !tc.sized && math.Abs(Offset(r)-r.User.Median) > 1e-12 {
+				t.Errorf("baseline %g s, want the user's median %g s", got, math.Exp(r.User.Median))
+			}
+		})
+	}
+}
