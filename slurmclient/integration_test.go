@@ -591,6 +591,74 @@ func TestLiveAccountingMatchesSacct(t *testing.T) {
 	})
 }
 
+// TestLiveCommandMatchesAccounting: a job's CPUs, memory and command key
+// as the job list shows it while it waits are what accounting reports of it
+// once it ended, on every release: the predictor is trained on the one and
+// reads the other. The key is not empty, and two jobs with other submit
+// lines get other keys where the release reports submit lines on both
+// sides (v0.0.44), the same key where it does not.
+func TestLiveCommandMatchesAccounting(t *testing.T) {
+	forLabs(t, func(t *testing.T, l *lab) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		c := l.client(t, "slurmrest")
+		from := time.Now().Add(-2 * time.Second).Truncate(time.Second)
+		ids := []string{
+			l.submit(t, "alice", 1, "--gres=gpu:1", "--cpus-per-task=2", "--begin=now+3600"),
+			l.submit(t, "alice", 2, "--gres=gpu:1", "--cpus-per-task=2", "--begin=now+3600"),
+		}
+		type seen struct {
+			cpus    int
+			memory  float64
+			command string
+		}
+		pending := map[string]seen{}
+		for _, id := range ids {
+			j, err := c.Job(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State != "PENDING" || j.Command == "" || j.CPUs != 2 {
+				t.Fatalf("job %s waiting: state %s, command %q, %d CPUs; want PENDING, a key, 2", id, j.State, j.Command, j.CPUs)
+			}
+			pending[id] = seen{j.CPUs, j.Memory, j.Command}
+			l.run(t, "scontrol", "update", "jobid="+id, "starttime=now")
+		}
+		if same := pending[ids[0]].command == pending[ids[1]].command; same != (l.Version < "25.11") {
+			t.Errorf("two submit lines (sleep 1, sleep 2) give one key: %v (release %s)", same, l.Version)
+		}
+		for _, id := range ids {
+			l.waitState(t, id, "COMPLETED", 90*time.Second)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		var ended map[string]seen
+		for {
+			js, err := c.AccountingJobs(ctx, from, time.Now().Add(2*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended = map[string]seen{}
+			for _, j := range js {
+				if _, ok := pending[j.ID]; ok {
+					ended[j.ID] = seen{j.CPUs, j.Memory, j.Command}
+				}
+			}
+			if len(ended) == len(ids) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("accounting has %d of %v", len(ended), ids)
+			}
+			time.Sleep(2 * time.Second)
+		}
+		for id, want := range pending {
+			if got := ended[id]; got != want {
+				t.Errorf("job %s: accounting %+v, job list %+v", id, got, want)
+			}
+		}
+	})
+}
+
 // TestLiveAccountingEmptyWindow asks every lab for windows without jobs:
 // one before the lab existed and one in the future. 22.05 answers HTTP 200
 // with error 9003 "Nothing found", v0.0.42+ 200 with a warning; both are
