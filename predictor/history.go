@@ -188,6 +188,13 @@ func emptyStats() GroupStats {
 	return GroupStats{Last: nan, LastEnd: nan, Mean: nan, Median: nan, P90: nan, FailShare: nan, OKMedian: nan, MeanSeconds: nan}
 }
 
+// MaxCommands bounds the distinct commands (job.Command) a History keeps
+// statistics of: 2^18. Past it, a command not seen yet gets none (its jobs
+// are sized by their group, as without commands), so that a history in
+// which every submit line differs stays bounded: about 250 bytes a command
+// (BenchmarkHistoryAdd, commands=n), 66 MB at the bound.
+const MaxCommands = 1 << 18
+
 // groupKey identifies a (user, family) group.
 type groupKey struct{ user, family string }
 
@@ -249,7 +256,7 @@ func (h *History) add(j *job.Job, fam string, end float64) {
 		}
 		l.add(lr, end, failed)
 	}
-	if j.Command != "" {
+	if g := h.command[j.Command]; g != nil || j.Command != "" && len(h.command) < MaxCommands {
 		get(h.command, j.Command).add(lr, end, failed)
 	}
 	h.all.add(lr, end, failed)

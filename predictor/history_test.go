@@ -1,12 +1,16 @@
 package predictor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/asrpt/asrpt/job"
 )
 
 // TestWindowSorted checks the window's sorted copy, sum and evictions
@@ -74,5 +78,61 @@ func TestHourWeekday(t *testing.T) {
 		if h, wd := hourWeekday(s); h != tm.Hour() || wd != int(tm.Weekday()) {
 			t.Fatalf("hourWeekday(%d) = %d, %d, want %d, %d", s, h, wd, tm.Hour(), int(tm.Weekday()))
 		}
+	}
+}
+
+// BenchmarkHistoryAdd adds 100,000 finished jobs to a history, without
+// commands, with a command repeated by every 10th job, and with a command
+// of its own each (the worst case: every submit line different), and
+// reports the time and the heap the history holds per job (B/job, after
+// a garbage collection).
+func BenchmarkHistoryAdd(b *testing.B) {
+	const n = 100000
+	for _, tc := range []struct {
+		name     string
+		commands int // distinct commands, 0 for none
+	}{{"no-commands", 0}, {"commands=n/10", n / 10}, {"commands=n", n}} {
+		b.Run(tc.name, func(b *testing.B) {
+			jobs := make([]job.Job, n)
+			for i := range jobs {
+				jobs[i] = job.Job{ID: fmt.Sprint(i), Submit: float64(i), User: fmt.Sprintf("u%d", i%50),
+					Name: fmt.Sprintf("train-%d", i%400), Partition: "gpu", GPUs: 1, RunTime: float64(60 + i%977), State: "COMPLETED"}
+				if tc.commands > 0 {
+					jobs[i].Command = job.CommandKey("/w", fmt.Sprint(i%tc.commands))
+				}
+			}
+			var before, after runtime.MemStats
+			var h *History
+			for b.Loop() {
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				h = NewHistory()
+				for i := range jobs {
+					h.Add(&jobs[i], jobs[i].Submit+jobs[i].RunTime)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+			}
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/job")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/job")
+			runtime.KeepAlive(h)
+		})
+	}
+}
+
+// TestHistoryCommandBound: past MaxCommands distinct commands a new one
+// gets no statistics, and the ones kept still learn.
+func TestHistoryCommandBound(t *testing.T) {
+	h := NewHistory()
+	for i := 0; i < MaxCommands; i++ {
+		h.command[fmt.Sprint(i)] = &groupAcc{}
+	}
+	h.Add(&job.Job{User: "u", Name: "a", RunTime: 100, Command: "new"}, 100)
+	h.Add(&job.Job{User: "u", Name: "a", RunTime: 100, Command: "7"}, 100)
+	if len(h.command) != MaxCommands || h.Command("new").Count != 0 || h.Command("7").Count != 1 {
+		t.Errorf("%d commands, new %d runs, kept %d runs; want %d, 0, 1", len(h.command), h.Command("new").Count, h.Command("7").Count, MaxCommands)
+	}
+	if h.Group(&job.Job{User: "u", Name: "a"}).Count != 2 {
+		t.Error("the jobs' group did not learn them")
 	}
 }
