@@ -140,19 +140,5 @@ func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64, opt 
 			dst = append(dst, math.Log1p(float64(s.Count)), s.Last, s.Median)
 		}
 	}
-	if e.Use[OptCPUs] {
-		v := nan
-		if opt.has(OptCPUs) {
-			v = float64(opt.CPUs)
-		}
-		dst = append(dst, v)
-	}
-	if e.Use[OptLogMemory] {
-		v := nan
-		if opt.has(OptLogMemory) {
-			v = math.Log(opt.Memory)
-		}
-		dst = append(dst, v)
-	}
 	return dst
 }

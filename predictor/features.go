@@ -38,11 +38,13 @@ var numNames = []string{
 var NumNum = len(numNames)
 
 // Optional features, in schema order after the numeric ones. A job
-// carries them only where its history does (sacct's AllocTRES cpu and
-// mem, WorkDir and SubmitLine; slurmrestd's accounting; Helios cpu_num),
-// so a model encodes one only when some training row had it
-// (Encoder.Use): on a history without them the forest is the one it was
-// before they existed, feature for feature and draw for draw.
+// carries them only where its history does (sacct's WorkDir and
+// SubmitLine; slurmrestd's accounting), so a model encodes one only when
+// some training row had it (Encoder.Use): on a history without them the
+// forest is the one it was before they existed, feature for feature and
+// draw for draw. (The CPU count and the memory request, which job.Job
+// carries too, are not features: README.md, "Features tried and not
+// kept".)
 const (
 	// OptCommand is the history of the job's command (job.Command: the
 	// same submit line from the same directory): three columns, the
@@ -51,10 +53,6 @@ const (
 	// own history sizes it from the first repeat on, whatever the job
 	// name says; a new command has none (count 0).
 	OptCommand = iota
-	// OptCPUs is job.CPUs.
-	OptCPUs
-	// OptLogMemory is the natural log of job.Memory, bytes.
-	OptLogMemory
 	NumOpt
 )
 
@@ -63,30 +61,19 @@ const (
 var optColumns = []struct {
 	name string
 	opt  int
-}{{"cmd_count", OptCommand}, {"cmd_last", OptCommand}, {"cmd_median", OptCommand}, {"cpus", OptCPUs}, {"log_memory", OptLogMemory}}
+}{{"cmd_count", OptCommand}, {"cmd_last", OptCommand}, {"cmd_median", OptCommand}}
 
-// Optional holds a job's optional features as the job gives them, zero
-// where unknown, and the statistics of its command's finished runs.
+// Optional holds a job's optional features: its command, "" where
+// unknown, and the statistics of the command's finished runs.
 type Optional struct {
-	Command string  // job.Command
-	CPUs    int     // job.CPUs
-	Memory  float64 // job.Memory, bytes
+	Command string // job.Command
 	// Cmd is the statistics of the runs of Command that finished before
 	// the job was submitted (Count 0: none, or no command).
 	Cmd GroupStats
 }
 
 // has reports whether optional feature k is known.
-func (o *Optional) has(k int) bool {
-	switch k {
-	case OptCommand:
-		return o.Command != ""
-	case OptCPUs:
-		return o.CPUs > 0
-	default:
-		return o.Memory > 0
-	}
-}
+func (o *Optional) has(k int) bool { return k == OptCommand && o.Command != "" }
 
 // FeatureNames returns the names of the feature vector of schema 1, in
 // order: the categorical features, then the numeric ones. An encoder
@@ -125,7 +112,7 @@ func extract(j *job.Job, fam string, h *History) Row {
 func extractInto(j *job.Job, fam string, h *History, num []float64) Row {
 	var r Row
 	r.Cat = [NumCat]string{fam, j.User, j.Account, j.Partition, j.QOS}
-	r.Opt = Optional{Command: j.Command, CPUs: j.CPUs, Memory: j.Memory, Cmd: h.Command(j.Command)}
+	r.Opt = Optional{Command: j.Command, Cmd: h.Command(j.Command)}
 	r.Group, r.User, r.Partition, r.Limit, r.All = h.groupStats(j.User, fam), h.User(j), h.Partition(j), h.Limit(j), h.All()
 	hour, weekday := hourWeekday(int64(j.Submit))
 	nan := math.NaN()

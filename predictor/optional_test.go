@@ -14,8 +14,7 @@ import (
 
 // withCommands is a history in which one user runs one script ("train")
 // with six argument sets: the command (its key) sets the run time
-// (600 s · 2^k, ±10 %), which the name alone cannot tell. CPUs and memory
-// are drawn at random and carry nothing.
+// (600 s · 2^k, ±10 %), which the name alone cannot tell.
 func withCommands(n int, seed uint64) []job.Job {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	jobs := make([]job.Job, n)
@@ -25,8 +24,7 @@ func withCommands(n int, seed uint64) []job.Job {
 		k := rng.IntN(6)
 		jobs[i] = job.Job{ID: fmt.Sprint(i), Submit: tm, User: "ann", Name: "train", Partition: "gpu", GPUs: 4, Nodes: 1,
 			RunTime: 600 * math.Exp2(float64(k)) * (0.9 + 0.2*rng.Float64()), TimeLimit: 86400, State: "COMPLETED",
-			Command: job.CommandKey("/home/ann", fmt.Sprintf("sbatch train.sh --epochs %d", 10<<k)),
-			CPUs:    8 * (1 + rng.IntN(4)), Memory: float64(1+rng.IntN(8)) * (1 << 34)}
+			Command: job.CommandKey("/home/ann", fmt.Sprintf("sbatch train.sh --epochs %d", 10<<k))}
 	}
 	return jobs
 }
@@ -39,7 +37,7 @@ func TestOptionalFeaturesLearnCommand(t *testing.T) {
 	strip := func(jobs []job.Job) []job.Job {
 		out := slices.Clone(jobs)
 		for i := range out {
-			out[i].Command, out[i].CPUs, out[i].Memory = "", 0, 0
+			out[i].Command = ""
 		}
 		return out
 	}
@@ -63,7 +61,7 @@ func TestOptionalFeaturesLearnCommand(t *testing.T) {
 	}
 	with, m := mae(all)
 	without, m0 := mae(strip(all))
-	if want := append(FeatureNames(), "cmd_count", "cmd_last", "cmd_median", "cpus", "log_memory"); !slices.Equal(m.Encoder.Names(), want) {
+	if want := append(FeatureNames(), "cmd_count", "cmd_last", "cmd_median"); !slices.Equal(m.Encoder.Names(), want) {
 		t.Errorf("features %v, want %v", m.Encoder.Names(), want)
 	}
 	if !slices.Equal(m0.Encoder.Names(), FeatureNames()) || m0.Encoder.NumFeatures() != NumCat+NumNum {
@@ -107,9 +105,9 @@ func TestModelFileOptional(t *testing.T) {
 		name     string
 		features []string
 	}{
-		{"out of order", append(FeatureNames(), "cpus", "cmd_count", "cmd_last", "cmd_median")},
+		{"out of order", append(FeatureNames(), "cmd_last", "cmd_count", "cmd_median")},
 		{"unknown", append(FeatureNames(), "gpu_hours")},
-		{"twice", append(FeatureNames(), "cpus", "cpus")},
+		{"twice", append(FeatureNames(), "cmd_count", "cmd_last", "cmd_median", "cmd_count")},
 		{"part of a feature", append(FeatureNames(), "cmd_count", "cmd_median")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,9 +117,9 @@ func TestModelFileOptional(t *testing.T) {
 			}
 		})
 	}
-	h := fileHeader{SchemaVersion: SchemaVersion, Features: append(append(FeatureNames(), cmd...), "log_memory"), Vocab: make([][]string, NumCat)}
-	if use, err := checkSchema(&h); err != nil || use != [NumOpt]bool{OptCommand: true, OptLogMemory: true} {
-		t.Errorf("command and log_memory: %v, %v", use, err)
+	h := fileHeader{SchemaVersion: SchemaVersion, Features: append(FeatureNames(), cmd...), Vocab: make([][]string, NumCat)}
+	if use, err := checkSchema(&h); err != nil || use != [NumOpt]bool{OptCommand: true} {
+		t.Errorf("the command's columns: %v, %v", use, err)
 	}
 }
 
