@@ -26,10 +26,12 @@ func TestCommandKey(t *testing.T) {
 			}
 		})
 	}
-	if got := CommandKey(" ", ""); got != "" {
-		t.Errorf("no directory and no line: %q, want \"\"", got)
+	for _, dir := range []string{" ", "/home/ann"} {
+		if got := CommandKey(dir, " \t"); got != "" {
+			t.Errorf("directory %q without a submit line: %q, want \"\"", dir, got)
+		}
 	}
-	if CommandKey("", "x") == CommandKey("x", "") {
+	if CommandKey("", "x y") == CommandKey("x", "y") {
 		t.Error("a line and a directory of the same text give one key")
 	}
 }

@@ -43,7 +43,7 @@ type Job struct {
 	Memory float64
 	// Command identifies how the job was started: CommandKey of its
 	// working directory and submit line (Slurm's WorkDir and SubmitLine),
-	// "" when neither is known. Jobs submitted by the same command line
+	// "" when the submit line is not known. Jobs submitted by the same command line
 	// from the same directory share it; the text itself is not kept.
 	Command string
 }

@@ -305,7 +305,7 @@ func TestAdapterAccounting(t *testing.T) {
 				if j.CPUs != w.cpus || j.Memory != w.memMiB*(1<<20) {
 					t.Errorf("job %s: CPUs %d, Memory %v; want %d, %v MiB", j.ID, j.CPUs, j.Memory, w.cpus, w.memMiB)
 				}
-				if c := job.CommandKey(w.workDir, w.line); j.Command != c || c == "" {
+				if c := job.CommandKey(w.workDir, w.line); j.Command != c || (c == "") != (w.line == "") {
 					t.Errorf("job %s: Command %q, want %q", j.ID, j.Command, c)
 				}
 			}

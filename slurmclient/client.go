@@ -128,14 +128,14 @@ type Job struct {
 	// Memory is the memory the job asks for in all, in bytes (tres_req_str
 	// mem), 0 when unknown (absent, malformed, or over 2^60 bytes).
 	Memory float64
-	// Command is job.CommandKey of the job's working directory and, on a
-	// REST API version whose job list reports it (v0.0.44), its submit
-	// line: on v0.0.38 and v0.0.42 the working directory alone, since
-	// their job lists have no submit_line. It is the key AccountingJobs
-	// gives the job's accounting record on the same version, so that a
-	// model trained on accounting reads a pending job's Command alike; ""
-	// when neither is reported. The text is user-written: it is only
-	// hashed, never kept.
+	// Command is job.CommandKey of the job's working directory and submit
+	// line on a REST API version whose job list reports the submit line
+	// (v0.0.44); "" on v0.0.38 and v0.0.42, whose job lists have none (a
+	// directory alone is no command), and when it is empty. It is the key
+	// AccountingJobs gives the job's accounting record on the same
+	// version, so that a model trained on accounting reads a pending job's
+	// Command alike. The text is user-written: it is only hashed, never
+	// kept.
 	Command string
 	// RequiredNodes and ExcludedNodes are the node names the job must and
 	// must not run on (ReqNodeList, ExcNodeList), expanded from hostlists.

@@ -99,8 +99,8 @@ func job38(b *budget, j jobRecord38) (Job, error) {
 		Comment:    deref(j.Comment),
 		Requeue:    j.Requeue != nil && *j.Requeue,
 		// Neither the v0.0.38 job list nor dbv0.0.38 accounting has a
-		// submit_line: the working directory alone, as AccountingJobs
-		// keys the job's accounting record.
+		// submit_line: no command (a directory alone is none), as
+		// AccountingJobs gives the job's accounting record.
 		Command: job.CommandKey(deref(j.CurrentWorkingDirectory), ""),
 	}
 	if j.JobId == nil {

@@ -19,9 +19,9 @@ import (
 //
 // A pending job must get the Command (job.CommandKey) its later accounting
 // record will have, for a model trained on accounting to read it alike, so
-// both sides hash only what both report: the working directory alone
-// (V0042JobInfo, the job list, has no submit_line; accounting's is not
-// read either).
+// both sides hash only what both report: nothing: V0042JobInfo, the job
+// list, has no submit_line (accounting's is not read either), and a
+// directory alone is no command (job.CommandKey gives "").
 type v0042 struct {
 	rest
 }

@@ -41,9 +41,9 @@ type params struct {
 	JobState string // "[]api.V0044JobInfoJobState"
 	// SubmitLine is true when the version's job list (JobInfo) has
 	// submit_line, as its accounting job does: Command then hashes the
-	// working directory and the submit line on both sides, else the
-	// working directory alone on both, so that a pending job and its later
-	// accounting record get the same key.
+	// working directory and the submit line on both sides, else no
+	// command on either (a directory alone is none), so that a pending job
+	// and its later accounting record get the same key.
 	SubmitLine bool
 }
 
