@@ -227,7 +227,7 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 	}
 	knownGroup := make([]bool, len(test))
 	for k := range test {
-		knownGroup[k] = sized(&teRows[k])
+		knownGroup[k] = teRows[k].Group.Count > 0
 	}
 	for f, fc := range cfg.Forests {
 		m, err := TrainRows(trRows, trY, trFailed, fc.Config)

@@ -47,11 +47,12 @@ var NumNum = len(numNames)
 // kept".)
 const (
 	// OptCommand is the history of the job's command (job.Command: the
-	// same submit line from the same directory): three columns, the
-	// log(1+count), last and median log run time of its finished runs,
-	// as for the (user, family) group. A command repeats exactly, so its
-	// own history sizes it from the first repeat on, whatever the job
-	// name says; a new command has none (count 0).
+	// same submit line from the same directory) within its (user, family)
+	// group: three columns, the log(1+count), last and median log run
+	// time of the group's finished runs of that command. The command
+	// refines the group and never pools across groups: "sbatch train.sh"
+	// from one directory may run many jobs that their names (#SBATCH -J)
+	// tell apart. A new command has none (count 0).
 	OptCommand = iota
 	NumOpt
 )
@@ -112,7 +113,7 @@ func extract(j *job.Job, fam string, h *History) Row {
 func extractInto(j *job.Job, fam string, h *History, num []float64) Row {
 	var r Row
 	r.Cat = [NumCat]string{fam, j.User, j.Account, j.Partition, j.QOS}
-	r.Opt = Optional{Command: j.Command, Cmd: h.Command(j.Command)}
+	r.Opt = Optional{Command: j.Command, Cmd: h.commandStats(j.User, fam, j.Command)}
 	r.Group, r.User, r.Partition, r.Limit, r.All = h.groupStats(j.User, fam), h.User(j), h.Partition(j), h.Limit(j), h.All()
 	hour, weekday := hourWeekday(int64(j.Submit))
 	nan := math.NaN()

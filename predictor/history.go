@@ -188,15 +188,22 @@ func emptyStats() GroupStats {
 	return GroupStats{Last: nan, LastEnd: nan, Mean: nan, Median: nan, P90: nan, FailShare: nan, OKMedian: nan, MeanSeconds: nan}
 }
 
-// MaxCommands bounds the distinct commands (job.Command) a History keeps
-// statistics of: 2^18. Past it, a command not seen yet gets none (its jobs
-// are sized by their group, as without commands), so that a history in
-// which every submit line differs stays bounded: about 250 bytes a command
-// (BenchmarkHistoryAdd, commands=n), 66 MB at the bound.
+// MaxCommands bounds the distinct commands (job.Command within a (user,
+// family) group) a History keeps statistics of: 2^18. Past it, a command
+// not seen yet gets none (its jobs are sized by their group, as without
+// commands), so that a history in which every submit line differs stays
+// bounded: about 300 bytes a command (BenchmarkHistoryAdd, commands=n),
+// 79 MB at the bound.
 const MaxCommands = 1 << 18
 
 // groupKey identifies a (user, family) group.
 type groupKey struct{ user, family string }
+
+// commandKey identifies a command (job.Command) within a group.
+type commandKey struct {
+	group   groupKey
+	command string
+}
 
 // History holds the finished jobs known at some instant, summarised per
 // (user, family), user, partition, time limit and command, and over all
@@ -208,7 +215,7 @@ type History struct {
 	user      map[string]*groupAcc
 	partition map[string]*groupAcc
 	limit     map[float64]*groupAcc
-	command   map[string]*groupAcc
+	command   map[commandKey]*groupAcc
 	all       groupAcc
 }
 
@@ -219,7 +226,7 @@ func NewHistory() *History {
 		user:      map[string]*groupAcc{},
 		partition: map[string]*groupAcc{},
 		limit:     map[float64]*groupAcc{},
-		command:   map[string]*groupAcc{},
+		command:   map[commandKey]*groupAcc{},
 	}
 }
 
@@ -256,8 +263,15 @@ func (h *History) add(j *job.Job, fam string, end float64) {
 		}
 		l.add(lr, end, failed)
 	}
-	if g := h.command[j.Command]; g != nil || j.Command != "" && len(h.command) < MaxCommands {
-		get(h.command, j.Command).add(lr, end, failed)
+	if ck := (commandKey{gk, j.Command}); j.Command != "" {
+		c := h.command[ck]
+		if c == nil && len(h.command) < MaxCommands {
+			c = &groupAcc{}
+			h.command[ck] = c
+		}
+		if c != nil {
+			c.add(lr, end, failed)
+		}
 	}
 	h.all.add(lr, end, failed)
 }
@@ -284,13 +298,17 @@ func (h *History) Limit(j *job.Job) GroupStats {
 	return h.limit[j.TimeLimit].stats()
 }
 
-// Command returns the statistics of the jobs run by command (job.Command;
-// empty when command is "").
-func (h *History) Command(command string) GroupStats {
+// Command returns the statistics of the jobs of j's (user, family) group
+// run by j's command (job.Command; empty when it is "").
+func (h *History) Command(j *job.Job) GroupStats {
+	return h.commandStats(j.User, Family(j.Name), j.Command)
+}
+
+func (h *History) commandStats(user, fam, command string) GroupStats {
 	if command == "" {
 		return emptyStats()
 	}
-	return h.command[command].stats()
+	return h.command[commandKey{groupKey{user, fam}, command}].stats()
 }
 
 // All returns the statistics over every finished job.

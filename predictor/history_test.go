@@ -124,15 +124,17 @@ func BenchmarkHistoryAdd(b *testing.B) {
 // gets no statistics, and the ones kept still learn.
 func TestHistoryCommandBound(t *testing.T) {
 	h := NewHistory()
+	g := groupKey{"u", "a"}
 	for i := 0; i < MaxCommands; i++ {
-		h.command[fmt.Sprint(i)] = &groupAcc{}
+		h.command[commandKey{g, fmt.Sprint(i)}] = &groupAcc{}
 	}
-	h.Add(&job.Job{User: "u", Name: "a", RunTime: 100, Command: "new"}, 100)
-	h.Add(&job.Job{User: "u", Name: "a", RunTime: 100, Command: "7"}, 100)
-	if len(h.command) != MaxCommands || h.Command("new").Count != 0 || h.Command("7").Count != 1 {
-		t.Errorf("%d commands, new %d runs, kept %d runs; want %d, 0, 1", len(h.command), h.Command("new").Count, h.Command("7").Count, MaxCommands)
+	fresh, kept := &job.Job{User: "u", Name: "a", RunTime: 100, Command: "new"}, &job.Job{User: "u", Name: "a", RunTime: 100, Command: "7"}
+	h.Add(fresh, 100)
+	h.Add(kept, 100)
+	if len(h.command) != MaxCommands || h.Command(fresh).Count != 0 || h.Command(kept).Count != 1 {
+		t.Errorf("%d commands, new %d runs, kept %d runs; want %d, 0, 1", len(h.command), h.Command(fresh).Count, h.Command(kept).Count, MaxCommands)
 	}
-	if h.Group(&job.Job{User: "u", Name: "a"}).Count != 2 {
+	if h.Group(fresh).Count != 2 {
 		t.Error("the jobs' group did not learn them")
 	}
 }

@@ -219,21 +219,16 @@ func (m *Model) seconds(r *Row, v, mean float64) (expected, median float64) {
 }
 
 // MinCommandRuns is the number of finished runs of a job's command
-// (job.Command) from which their median is the job's baseline (Offset),
-// and the job counts as sized by its history even when its (user, family)
-// group has none (a job renamed, the same command line): the median of
+// (job.Command) in its (user, family) group from which their median is
+// the job's baseline (Offset) instead of the whole group's: the median of
 // three runs is the first that one outlier does not move.
 const MinCommandRuns = 3
 
-// sized reports whether r's own history sizes the job: its (user, family)
-// group, or MinCommandRuns runs of its command.
-func sized(r *Row) bool { return r.Group.Count > 0 || r.Opt.Cmd.Count >= MinCommandRuns }
-
 // Offset is the baseline log run time of a job with features r: the
-// median of its command's runs once there are MinCommandRuns of them
-// (only histories that carry commands have any), else the median of its
-// (user, family) group, else of its user, partition, or all jobs, else
-// log(DefaultLimit).
+// median of its group's runs of its command once there are MinCommandRuns
+// of them (only histories that carry commands have any), else the median
+// of its (user, family) group, else of its user, partition, or all jobs,
+// else log(DefaultLimit).
 func Offset(r *Row) float64 {
 	if r.Opt.Cmd.Count >= MinCommandRuns {
 		return r.Opt.Cmd.Median

@@ -237,7 +237,7 @@ func (f *Forest) Repredict(j *job.Job, now float64) Estimate {
 }
 
 func (f *Forest) estimate(j *job.Job, r *Row) Estimate {
-	if !sized(r) || f.model == nil && r.Group.Count == 0 {
+	if r.Group.Count == 0 {
 		return fallback(j, r)
 	}
 	if f.model == nil {

@@ -123,41 +123,49 @@ func TestModelFileOptional(t *testing.T) {
 	}
 }
 
-// TestCommandBaseline: from MinCommandRuns finished runs of its command
-// on, a job's baseline is their median and it counts as sized, also when
-// its own (user, family) group has no history (the job was renamed).
+// TestCommandBaseline: from MinCommandRuns finished runs of its command in
+// its (user, family) group on, a job's baseline is their median rather
+// than the group's; a command never pools across groups (the same command
+// under another name counts nothing).
 func TestCommandBaseline(t *testing.T) {
-	cmd := job.CommandKey("/home/ann", "sbatch train.sh --epochs 90")
+	long, short := job.CommandKey("/home/ann", "sbatch train.sh --epochs 90"), job.CommandKey("/home/ann", "sbatch train.sh --epochs 1")
 	var jobs []job.Job
 	for i, rt := range []float64{1000, 1200, 800} {
-		jobs = append(jobs, job.Job{ID: fmt.Sprint(i), Submit: float64(i * 10000), User: "ann", Name: "old-name",
-			GPUs: 1, RunTime: rt, State: "COMPLETED", Command: cmd})
+		jobs = append(jobs, job.Job{ID: fmt.Sprint(i), Submit: float64(i * 10000), User: "ann", Name: "train",
+			GPUs: 1, RunTime: rt, State: "COMPLETED", Command: long})
 	}
-	jobs = append(jobs, job.Job{ID: "other", Submit: 1, User: "ann", Name: "sweep", GPUs: 1, RunTime: 50, State: "COMPLETED"})
+	for i := range 3 {
+		jobs = append(jobs, job.Job{ID: fmt.Sprint("s", i), Submit: float64(1 + i), User: "ann", Name: "train",
+			GPUs: 1, RunTime: 50, State: "COMPLETED", Command: short})
+	}
 	for _, tc := range []struct {
-		name  string
-		runs  int // of the command, finished before the new job
-		sized bool
-		base  float64 // seconds
+		name     string
+		runs     int    // of the long command, finished before the new job
+		jobName  string // the new job's
+		cmdRuns  int
+		baseline float64 // seconds; 0: the group's median
 	}{
-		{"three runs", 3, true, 1000},
-		{"two runs", 2, false, 0}, // the user's median: 50 s and 1000 s, 1200 s
+		{"three runs", 3, "train", 3, 1000},
+		{"two runs", 2, "train", 2, 0},
+		{"another name", 3, "renamed", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hist := append(slices.Clone(jobs[:tc.runs]), jobs[3])
-			hist = append(hist, job.Job{ID: "new", Submit: 40000, User: "ann", Name: "new-name", GPUs: 1, RunTime: 1, Command: cmd})
+			hist := append(slices.Clone(jobs[:tc.runs]), jobs[3:]...)
+			hist = append(hist, job.Job{ID: "new", Submit: 40000, User: "ann", Name: tc.jobName, GPUs: 1, RunTime: 1, Command: long})
 			rows := BuildRows(hist)
 			r := &rows[len(rows)-1]
-			if r.Group.Count != 0 || r.Opt.Cmd.Count != tc.runs {
-				t.Fatalf("group %d runs, command %d; want 0 and %d", r.Group.Count, r.Opt.Cmd.Count, tc.runs)
+			if r.Opt.Cmd.Count != tc.cmdRuns {
+				t.Fatalf("command %d runs, want %d", r.Opt.Cmd.Count, tc.cmdRuns)
 			}
-			if sized(r) != tc.sized {
-				t.Errorf("sized %v, want %v", sized(r), tc.sized)
+			want := tc.baseline
+			if want == 0 {
+				want = math.Exp(r.Group.Median)
+				if r.Group.Count == 0 {
+					want = math.Exp(r.User.Median)
+				}
 			}
-			if got := math.Exp(Offset(r)); tc.sized && math.Abs(got-tc.base) > 1e-6 {
-				t.Errorf("baseline %g s, want %g s", got, tc.base)
-			} else if !tc.sized && math.Abs(Offset(r)-r.User.Median) > 1e-12 {
-				t.Errorf("baseline %g s, want the user's median %g s", got, math.Exp(r.User.Median))
+			if got := math.Exp(Offset(r)); math.Abs(got-want) > 1e-6 {
+				t.Errorf("baseline %g s, want %g s", got, want)
 			}
 		})
 	}
