@@ -73,6 +73,17 @@ type Optional struct {
 	Cmd GroupStats
 }
 
+// noOptional is the optional features of a row that has none.
+var noOptional Optional
+
+// orNone returns o, or the empty optional features when o is nil.
+func (o *Optional) orNone() *Optional {
+	if o == nil {
+		return &noOptional
+	}
+	return o
+}
+
 // has reports whether optional feature k is known.
 func (o *Optional) has(k int) bool { return k == OptCommand && o.Command != "" }
 

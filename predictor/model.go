@@ -92,9 +92,11 @@ func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model,
 // whether any job had finished before it (else Offset is a guess), and
 // (once the job has finished) its log run time and failure flag.
 type trainRow struct {
-	cat       [NumCat]string
-	num       []float64
-	opt       Optional
+	cat [NumCat]string
+	num []float64
+	// opt is the row's optional features, nil when it has none (a history
+	// without commands keeps 8 bytes a row for them, not 96).
+	opt       *Optional
 	offset    float64
 	y         float64
 	failed    bool
@@ -102,7 +104,11 @@ type trainRow struct {
 }
 
 func compact(r *Row) trainRow {
-	return trainRow{cat: r.Cat, num: r.Num, opt: r.Opt, offset: Offset(r), noHistory: r.All.Count == 0}
+	var opt *Optional
+	if r.Opt.Command != "" {
+		opt = &Optional{Command: r.Opt.Command, Cmd: r.Opt.Cmd}
+	}
+	return trainRow{cat: r.Cat, num: r.Num, opt: opt, offset: Offset(r), noHistory: r.All.Count == 0}
 }
 
 // trainData keeps the feature matrix of trainCompact between trainings:
@@ -125,7 +131,7 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 			y[i] -= tr[i].offset
 		}
 	}
-	enc := fitEncoder(len(tr), func(i int) (*[NumCat]string, *Optional) { return &tr[i].cat, &tr[i].opt }, y)
+	enc := fitEncoder(len(tr), func(i int) (*[NumCat]string, *Optional) { return &tr[i].cat, tr[i].opt.orNone() }, y)
 	nf := enc.NumFeatures()
 	var data []float64
 	if d, ok := trainData.Get().(*[]float64); ok {
@@ -134,7 +140,7 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 	x := &Matrix{Rows: len(tr), Cols: nf, Data: slices.Grow(data[:0], len(tr)*nf)}
 	defer func() { trainData.Put(&x.Data) }()
 	for i := range tr {
-		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num, &tr[i].opt)
+		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num, tr[i].opt.orNone())
 	}
 	var w []float64
 	if cfg.FailWeight != 1 {

@@ -17,8 +17,7 @@ type acctJob struct {
 	LimitMin                                       int64  // minutes
 	LimitSet                                       bool
 	GPUs, Nodes                                    int
-	CPUs                                           int   // TRES "cpu"
-	MemoryMB                                       int64 // TRES "mem", in MiB (Slurm's "MB")
+	CPUs                                           int // TRES "cpu"
 	// WorkDir and SubmitLine are Slurm's WorkDir and SubmitLine: text
 	// written by users, which only job.CommandKey reads (finishAccounting);
 	// never log or keep them. An adapter sets SubmitLine only where its
@@ -27,8 +26,8 @@ type acctJob struct {
 	WorkDir, SubmitLine string
 }
 
-// addTres records the GPU, node, CPU and memory (MiB) counts of one
-// allocated TRES entry.
+// addTres records the GPU, node and CPU counts of one allocated TRES
+// entry.
 func (a *acctJob) addTres(typ, name string, count int64) {
 	switch {
 	case typ == "gres" && name == "gpu":
@@ -37,28 +36,22 @@ func (a *acctJob) addTres(typ, name string, count int64) {
 		a.Nodes = int(count)
 	case typ == "cpu":
 		a.CPUs = int(count)
-	case typ == "mem":
-		a.MemoryMB = count
 	}
 }
 
 // fallBackTo merges the requested TRES r (an acctJob that addTres was
 // called on for each requested entry) into the allocated counts: GPUs
 // fall back to the request when none were allocated (a job that never
-// started), as before; CPUs and memory are the request whenever it states
-// them, and the allocation only when it does not. A prediction feature is
-// what the job asked for, known at submit: the pending job's Job.CPUs and
-// Job.Memory are its request too (an allocation may round it up to whole
-// cores or nodes).
+// started), as before; CPUs are the request whenever it states them, and
+// the allocation only when it does not. A prediction feature is what the
+// job asked for, known at submit: the pending job's Job.CPUs is its
+// request too (an allocation may round it up to whole cores or nodes).
 func (a *acctJob) fallBackTo(r acctJob) {
 	if a.GPUs == 0 {
 		a.GPUs = r.GPUs
 	}
 	if r.CPUs > 0 || a.CPUs <= 0 {
 		a.CPUs = r.CPUs
-	}
-	if r.MemoryMB > 0 || a.MemoryMB <= 0 {
-		a.MemoryMB = r.MemoryMB
 	}
 }
 
@@ -91,9 +84,6 @@ func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 		}
 		if a.CPUs > 0 {
 			j.CPUs = a.CPUs
-		}
-		if a.MemoryMB > 0 {
-			j.Memory = float64(a.MemoryMB) * (1 << 20) // MiB to bytes
 		}
 		switch {
 		case a.Elapsed > 0:

@@ -14,9 +14,9 @@ import (
 	"github.com/asrpt/asrpt/job"
 )
 
-// recordedTres matches the CPU and memory entries of the labs'
-// tres_req_str ("cpu=1,mem=1000M,node=1,billing=1,gres/gpu=1").
-var recordedTres = regexp.MustCompile(`(?:^|,)cpu=([0-9]+),mem=([0-9]+)M(?:,|$)`)
+// recordedTres matches the CPU entry of the labs' tres_req_str
+// ("cpu=1,mem=1000M,node=1,billing=1,gres/gpu=1").
+var recordedTres = regexp.MustCompile(`(?:^|,)cpu=([0-9]+)(?:,|$)`)
 
 // prefixes returns the slurm and slurmdb path prefixes of an API version.
 func prefixes(api string) (string, string) {
@@ -141,16 +141,15 @@ func TestAdapterJobs(t *testing.T) {
 				if j.State == "PENDING" && j.Priority == 0 && !j.Held {
 					t.Errorf("job %s: priority 0 but not held (reason %s)", j.ID, j.Reason)
 				}
-				// CPUs and memory from tres_req_str, read here with a
-				// pattern of its own (the labs print mem in M).
+				// CPUs from tres_req_str, read here with a pattern of its
+				// own.
 				m := recordedTres.FindStringSubmatch(req)
 				if m == nil {
-					t.Fatalf("job %s: tres_req_str %q has no cpu=N,mem=NM", j.ID, req)
+					t.Fatalf("job %s: tres_req_str %q has no cpu=N", j.ID, req)
 				}
 				cpus, _ := strconv.Atoi(m[1])
-				memMiB, _ := strconv.ParseFloat(m[2], 64)
-				if j.CPUs != cpus || j.Memory != memMiB*(1<<20) || cpus == 0 || memMiB == 0 {
-					t.Errorf("job %s: CPUs %d, Memory %v from tres_req_str %q", j.ID, j.CPUs, j.Memory, req)
+				if j.CPUs != cpus || cpus == 0 {
+					t.Errorf("job %s: CPUs %d from tres_req_str %q", j.ID, j.CPUs, req)
 				}
 				// Command from the working directory, and the submit line
 				// where the version's job list has one.
@@ -268,29 +267,28 @@ func TestAdapterAccounting(t *testing.T) {
 					t.Errorf("job %+v incomplete", j)
 				}
 			}
-			// CPUs, Memory and Command of the finished jobs, as the
-			// recording gives them (TRES cpu and mem in MiB). The submit
+			// CPUs and Command of the finished jobs, as the recording
+			// gives them (TRES cpu). The submit
 			// line counts only on v0.0.44: 22.05's accounting has none,
 			// and 24.11's job list has none, so its accounting's is not
 			// read (commandUsesSubmitLine).
 			type res struct {
 				cpus          int
-				memMiB        float64
 				workDir, line string
 			}
 			const line = "sbatch --parsable -p gpu -t 10 -o /dev/null -J asrpt-it --gres=gpu:"
 			want := map[string]map[string]res{
 				"22.05": {
-					"43": {1, 1000, "/work/main/slurmclient", ""},
-					"44": {2, 2000, "/work/main/slurmclient", ""},
+					"43": {1, "/work/main/slurmclient", ""},
+					"44": {2, "/work/main/slurmclient", ""},
 				},
 				"24.11": {
-					"15": {1, 1000, "/", ""},
-					"16": {2, 2000, "/", ""},
+					"15": {1, "/", ""},
+					"16": {2, "/", ""},
 				},
 				"26.05": {
-					"15": {1, 1000, "/", line + "1 --wrap sleep 1"},
-					"16": {2, 2000, "/", line + "2 -N 2 --wrap sleep 1"},
+					"15": {1, "/", line + "1 --wrap sleep 1"},
+					"16": {2, "/", line + "2 -N 2 --wrap sleep 1"},
 				},
 			}
 			if len(jobs) != len(want[r.rel]) {
@@ -302,8 +300,8 @@ func TestAdapterAccounting(t *testing.T) {
 					t.Errorf("unexpected job %s", j.ID)
 					continue
 				}
-				if j.CPUs != w.cpus || j.Memory != w.memMiB*(1<<20) {
-					t.Errorf("job %s: CPUs %d, Memory %v; want %d, %v MiB", j.ID, j.CPUs, j.Memory, w.cpus, w.memMiB)
+				if j.CPUs != w.cpus {
+					t.Errorf("job %s: CPUs %d, want %d", j.ID, j.CPUs, w.cpus)
 				}
 				if c := job.CommandKey(w.workDir, w.line); j.Command != c || (c == "") != (w.line == "") {
 					t.Errorf("job %s: Command %q, want %q", j.ID, j.Command, c)
@@ -319,21 +317,20 @@ func TestAdapterAccounting(t *testing.T) {
 }
 
 // TestAdapterAccountingTres checks, on a hand-written answer (not a
-// recording), that AccountingJobs takes GPUs, CPUs and memory from the
-// allocated TRES, falls back to the requested TRES for those the allocated
-// lacks (a job cancelled before it started has none allocated), and hashes
+// recording), that AccountingJobs takes GPUs from the allocated TRES and
+// CPUs from the requested, falls back to the other for those one lacks (a
+// job cancelled before it started has none allocated), ignores the other
+// TRES entries (mem, energy), and hashes
 // the work dir, and on v0.0.44 the submit line, into Command (v0.0.38 and
 // v0.0.42 ignore a submit line: their job lists have none).
 func TestAdapterAccountingTres(t *testing.T) {
-	tres := func(cpu, memMiB, gpu int) []map[string]any {
+	tres := func(cpu, gpu int) []map[string]any {
 		var l []map[string]any
 		if cpu > 0 {
 			l = append(l, map[string]any{"type": "cpu", "name": "", "count": cpu})
 		}
-		if memMiB > 0 {
-			l = append(l, map[string]any{"type": "mem", "name": "", "count": memMiB})
-		}
-		l = append(l, map[string]any{"type": "energy", "name": "", "count": -2})
+		l = append(l, map[string]any{"type": "mem", "name": "", "count": 4096},
+			map[string]any{"type": "energy", "name": "", "count": -2})
 		if gpu > 0 {
 			l = append(l, map[string]any{"type": "gres", "name": "gpu", "count": gpu})
 		}
@@ -341,7 +338,6 @@ func TestAdapterAccountingTres(t *testing.T) {
 	}
 	type res struct {
 		gpus, cpus int
-		memMiB     float64
 		command    string
 	}
 	const dir, line = "/home/u/run", "sbatch  --gres=gpu:2 train.sh --lr 0.1"
@@ -352,15 +348,15 @@ func TestAdapterAccountingTres(t *testing.T) {
 		want38, want44 res // want38: v0.0.38 and v0.0.42
 	}{
 		// Never started: everything from the request.
-		{101, nil, tres(8, 32768, 2), dir, line,
-			res{2, 8, 32768, job.CommandKey(dir, "")}, res{2, 8, 32768, job.CommandKey(dir, line)}},
-		// Started: GPUs from the allocation, CPUs and memory from the
-		// request (what the job asked for, as its pending record showed).
-		{102, tres(16, 9999, 1), tres(4, 4096, 3), dir, "",
-			res{1, 4, 4096, job.CommandKey(dir, "")}, res{1, 4, 4096, job.CommandKey(dir, "")}},
-		// A request without cpu and mem: those from the allocation.
-		{103, tres(2, 512, 1), tres(0, 0, 3), "", line,
-			res{1, 2, 512, ""}, res{1, 2, 512, job.CommandKey("", line)}},
+		{101, nil, tres(8, 2), dir, line,
+			res{2, 8, job.CommandKey(dir, "")}, res{2, 8, job.CommandKey(dir, line)}},
+		// Started: GPUs from the allocation, CPUs from the request (what
+		// the job asked for, as its pending record showed).
+		{102, tres(16, 1), tres(4, 3), dir, "",
+			res{1, 4, job.CommandKey(dir, "")}, res{1, 4, job.CommandKey(dir, "")}},
+		// A request without cpu: CPUs from the allocation.
+		{103, tres(2, 1), tres(0, 3), "", line,
+			res{1, 2, ""}, res{1, 2, job.CommandKey("", line)}},
 		// Nothing known.
 		{104, nil, nil, "", "", res{}, res{}},
 	}
@@ -402,7 +398,7 @@ func TestAdapterAccountingTres(t *testing.T) {
 				if !commandUsesSubmitLine[api] {
 					w = jobs[i].want38
 				}
-				g := res{j.GPUs, j.CPUs, j.Memory / (1 << 20), j.Command}
+				g := res{j.GPUs, j.CPUs, j.Command}
 				if j.ID != fmt.Sprint(jobs[i].id) || g != w {
 					t.Errorf("job %s: got %+v, want %+v", j.ID, g, w)
 				}

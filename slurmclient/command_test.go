@@ -81,8 +81,8 @@ func TestCommandMatchesAccounting(t *testing.T) {
 				if j.Command != a.Command || (j.Command != "") != commandUsesSubmitLine[r.api] {
 					t.Errorf("job %s: job list Command %q, accounting %q", a.ID, j.Command, a.Command)
 				}
-				if j.CPUs != a.CPUs || j.Memory != a.Memory {
-					t.Errorf("job %s: job list requests %d CPUs, %v bytes; accounting %d, %v", a.ID, j.CPUs, j.Memory, a.CPUs, a.Memory)
+				if j.CPUs != a.CPUs {
+					t.Errorf("job %s: job list requests %d CPUs; accounting %d", a.ID, j.CPUs, a.CPUs)
 				}
 				matched++
 			}
@@ -93,25 +93,21 @@ func TestCommandMatchesAccounting(t *testing.T) {
 	}
 }
 
-// TestJobsMalformedTres: a tres_req_str whose cpu or mem cannot be read
-// (hand-written answers, not recordings) leaves CPUs or Memory 0 and keeps
-// the job, with what else it says.
+// TestJobsMalformedTres: a tres_req_str whose cpu cannot be read
+// (hand-written answers, not recordings) leaves CPUs 0 and keeps the job,
+// with what else it says.
 func TestJobsMalformedTres(t *testing.T) {
 	tests := []struct {
 		req     string
 		cpus    int
-		memGiB  float64
 		gpus    int
 		comment string
 	}{
-		{"cpu=-1,mem=lots,node=1,billing=1,gres/gpu=1", 0, 0, 1, "negative CPUs, words for memory"},
-		{"cpu=16777217,mem=1025P", 0, 0, 0, "past 2^24 CPUs and 2^60 bytes"},
-		{"cpu=8,mem=2E,gres/gpu=2", 8, 0, 2, "unknown unit"},
-		{"cpu=x,mem=64G", 0, 64, 0, "CPUs unreadable, memory fine"},
-		{"cpu=,mem=,node=", 0, 0, 0, "empty values"},
-		{"cpu=4,mem=1.5G", 4, 1.5, 0, "fraction"},
-		{"cpu=4,mem=-1G", 4, 0, 0, "negative memory"},
-		{"garbage", 0, 0, 0, "no entries"},
+		{"cpu=-1,mem=lots,node=1,billing=1,gres/gpu=1", 0, 1, "negative CPUs"},
+		{"cpu=16777217,mem=1025P", 0, 0, "past 2^24 CPUs"},
+		{"cpu=x,mem=64G", 0, 0, "CPUs unreadable"},
+		{"cpu=,mem=,node=", 0, 0, "empty values"},
+		{"garbage", 0, 0, "no entries"},
 	}
 	for _, api := range APIVersions {
 		state := any([]string{"PENDING"})
@@ -136,10 +132,9 @@ func TestJobsMalformedTres(t *testing.T) {
 		}
 		for i, tc := range tests {
 			j := jobs[i]
-			if j.CPUs != tc.cpus || j.Memory != tc.memGiB*(1<<30) || j.GPUs.Total != tc.gpus ||
-				j.Command != job.CommandKey("/w", "") {
-				t.Errorf("%s, %s (%q): CPUs %d, Memory %v, GPUs %d, Command %q; want %d, %v GiB, %d",
-					api, tc.comment, tc.req, j.CPUs, j.Memory, j.GPUs.Total, j.Command, tc.cpus, tc.memGiB, tc.gpus)
+			if j.CPUs != tc.cpus || j.GPUs.Total != tc.gpus || j.Command != job.CommandKey("/w", "") {
+				t.Errorf("%s, %s (%q): CPUs %d, GPUs %d, Command %q; want %d, %d",
+					api, tc.comment, tc.req, j.CPUs, j.GPUs.Total, j.Command, tc.cpus, tc.gpus)
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package slurmclient
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -198,58 +197,26 @@ func reqGPUs(s string) (int, error) {
 	return best, nil
 }
 
-// Bounds on the CPU and memory counts read from a tres_req_str: a count
-// past them is taken as unknown (0).
-const (
-	maxReqCPUs   = 1 << 24 // CPUs
-	maxReqMemory = 1 << 60 // bytes
-)
+// maxReqCPUs bounds the CPU count read from a tres_req_str: a count past
+// it is taken as unknown (0).
+const maxReqCPUs = 1 << 24
 
-// memUnits are the binary multiples of the unit suffixes of a TRES memory
-// count (Slurm's convert_num_unit).
-var memUnits = map[byte]float64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30, 'T': 1 << 40, 'P': 1 << 50}
-
-// reqCPUsMem returns the CPU count and the memory in bytes of a
-// tres_req_str ("cpu=8,mem=64G,node=1,billing=8,gres/gpu=4"); mem carries
-// a unit suffix K, M, G, T or P (binary multiples), and a bare number is
-// MiB, Slurm's unit of memory. Each is 0 when absent, malformed ("mem=lots",
-// "cpu=-1") or out of bounds (maxReqCPUs, maxReqMemory): the string is
-// slurmrestd's text, and a count it garbles makes the request unknown,
-// never the job unusable.
-func reqCPUsMem(s string) (cpus int, mem float64) {
+// reqCPUs returns the CPU count of a tres_req_str
+// ("cpu=8,mem=64G,node=1,billing=8,gres/gpu=4"); 0 when absent, malformed
+// ("cpu=-1", "cpu=+4") or past maxReqCPUs: the string is slurmrestd's
+// text, and a count it garbles makes the request unknown, never the job
+// unusable.
+func reqCPUs(s string) int {
+	cpus := 0
 	for _, e := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(e), "=")
-		switch {
-		case !ok:
-		case k == "cpu":
+		if k, v, ok := strings.Cut(strings.TrimSpace(e), "="); ok && k == "cpu" {
 			cpus = 0
 			if n, err := strconv.Atoi(v); err == nil && digits(v) && n <= maxReqCPUs {
 				cpus = n
 			}
-		case k == "mem":
-			mem = reqMemory(v)
 		}
 	}
-	return cpus, mem
-}
-
-// reqMemory reads one TRES memory count ("64G", "1000M", "1.50G", "2048"),
-// in bytes; 0 when malformed or past maxReqMemory.
-func reqMemory(v string) float64 {
-	unit := float64(1 << 20)
-	if n := len(v); n > 0 {
-		if u, ok := memUnits[v[n-1]]; ok {
-			unit, v = u, v[:n-1]
-		}
-	}
-	if whole, frac, ok := strings.Cut(v, "."); !digits(whole) || ok && !digits(frac) {
-		return 0
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if b := math.Round(f * unit); err == nil && b <= maxReqMemory {
-		return b
-	}
-	return 0
+	return cpus
 }
 
 // digits reports whether s is one or more ASCII digits.

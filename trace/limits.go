@@ -27,9 +27,6 @@ const (
 	// 10^9 (the catalogue's α_min are tenths of a second, so this is
 	// already decades of training).
 	MaxIterations = 1e9
-
-	// MaxMemory is the most memory a job may carry: 2^60 bytes (1 EiB).
-	MaxMemory = 1 << 60
 )
 
 // fmtSeconds writes a number of seconds as the errors quote it.

@@ -34,7 +34,6 @@ const (
 	colIterations
 	colArray
 	colCPUs
-	colMemory
 	colCommand
 	numCols
 )
@@ -43,7 +42,7 @@ const (
 var Columns = [numCols]string{
 	"id", "submit", "user", "name", "account", "partition", "qos",
 	"gpus", "nodes", "run_time", "time_limit", "state", "profile", "iterations",
-	"array_job_id", "cpus", "memory", "command",
+	"array_job_id", "cpus", "command",
 }
 
 // MaxCommandLen bounds the command column, bytes: it holds a key
@@ -143,11 +142,6 @@ func (r *nativeRow) set(col int, v string) error {
 		j.ArrayJobID = r.in.get(v)
 	case colCPUs:
 		j.CPUs, err = parseCount(v, true)
-	case colMemory:
-		j.Memory, err = parseSeconds(v, true) // same rules: finite, ≥ 0
-		if err == nil && j.Memory > MaxMemory {
-			err = fmt.Errorf("%w: memory %s bytes, want at most 2^60 (MaxMemory)", ErrValue, v)
-		}
 	case colCommand:
 		if len(v) > MaxCommandLen {
 			return fmt.Errorf("%w: command key of %d bytes, want at most %d (MaxCommandLen)", ErrValue, len(v), MaxCommandLen)
@@ -489,7 +483,7 @@ func jsonScalar(raw json.RawMessage) (s string, null bool, err error) {
 
 // WriteCSV writes jobs as a native CSV trace with a header line naming all
 // columns up to the last optional one some job fills (array_job_id, cpus,
-// memory, command, in that order: a trace without them keeps the columns
+// command, in that order: a trace without them keeps the columns
 // it had before they existed).
 // Numbers are written exactly (shortest form that reads back to the
 // same float64); the reader reads the output back to equal jobs.
@@ -498,7 +492,7 @@ func WriteCSV(w io.Writer, jobs []job.Job) error {
 	cols := colArray // without the optional columns
 	for i := range jobs {
 		j := &jobs[i]
-		for c, used := range [...]bool{colArray: j.ArrayJobID != "", colCPUs: j.CPUs != 0, colMemory: j.Memory != 0, colCommand: j.Command != ""} {
+		for c, used := range [...]bool{colArray: j.ArrayJobID != "", colCPUs: j.CPUs != 0, colCommand: j.Command != ""} {
 			if used {
 				cols = max(cols, c+1)
 			}
@@ -541,12 +535,9 @@ func csvRecord(j *job.Job, rec []string) {
 		rec[colIterations] = fmtFloat(j.Iterations)
 	}
 	rec[colArray] = j.ArrayJobID
-	rec[colCPUs], rec[colMemory] = "", ""
+	rec[colCPUs] = ""
 	if j.CPUs != 0 {
 		rec[colCPUs] = strconv.Itoa(j.CPUs)
-	}
-	if j.Memory != 0 {
-		rec[colMemory] = fmtFloat(j.Memory)
 	}
 	rec[colCommand] = j.Command
 }
@@ -591,7 +582,6 @@ type jsonJob struct {
 	Iterations float64 `json:"iterations,omitempty"`
 	ArrayJobID string  `json:"array_job_id,omitempty"`
 	CPUs       int     `json:"cpus,omitempty"`
-	Memory     float64 `json:"memory,omitempty"`
 	Command    string  `json:"command,omitempty"`
 }
 
@@ -603,13 +593,13 @@ func WriteJSONL(w io.Writer, jobs []job.Job) error {
 	enc.SetEscapeHTML(false)
 	for i := range jobs {
 		j := &jobs[i]
-		for _, x := range [...]float64{j.Submit, j.RunTime, j.TimeLimit, j.Iterations, j.Memory} {
+		for _, x := range [...]float64{j.Submit, j.RunTime, j.TimeLimit, j.Iterations} {
 			if !finite(x) {
 				return fmt.Errorf("trace: write jsonl: job %q: non-finite number", j.ID)
 			}
 		}
 		if err := enc.Encode(jsonJob{j.ID, j.Submit, j.User, j.Name, j.Account, j.Partition, j.QOS,
-			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID, j.CPUs, j.Memory, j.Command}); err != nil {
+			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID, j.CPUs, j.Command}); err != nil {
 			return fmt.Errorf("trace: write jsonl: %w", err)
 		}
 	}

@@ -351,19 +351,15 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 	if err != nil {
 		return j, 0, sacctNames[tresField], err
 	}
-	// CPUs and memory: what the job asked for (ReqTRES), known at submit
-	// as a pending job's are; the allocation (which may round up to whole
-	// cores or nodes) where the request does not say.
+	// CPUs: what the job asked for (ReqTRES), known at submit as a pending
+	// job's are; the allocation (which may round up to whole cores or
+	// nodes) where the request does not say.
 	for _, f := range [...]int{sReqTRES, sAllocTRES} {
-		cpus, mem, err := tresCPUsMemory(get(f))
-		if err != nil {
+		if j.CPUs != 0 {
+			break
+		}
+		if j.CPUs, err = tresCPUs(get(f)); err != nil {
 			return j, 0, sacctNames[f], err
-		}
-		if j.CPUs == 0 {
-			j.CPUs = cpus
-		}
-		if j.Memory == 0 {
-			j.Memory = mem
 		}
 	}
 	j.Command = in.get(job.CommandKey(get(sWorkDir), get(sSubmitLine)))
@@ -496,42 +492,19 @@ func tresGPUs(tres string) (int, error) {
 	return typed, nil
 }
 
-// tresCPUsMemory returns the CPU count and the memory in bytes of a TRES
-// string such as "cpu=8,mem=64G,node=1,gres/gpu=2" (0 for an entry that is
-// absent). sacct prints memory with a binary unit suffix (K, M, G, T, P;
-// "mem=187.50G"); a bare number is in megabytes (MiB), as slurmdbd keeps it.
-func tresCPUsMemory(tres string) (cpus int, memory float64, err error) {
+// tresCPUs returns the CPU count of a TRES string such as
+// "cpu=8,mem=64G,node=1,gres/gpu=2", 0 when it has none.
+func tresCPUs(tres string) (int, error) {
 	for _, item := range strings.Split(tres, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
-		switch {
-		case !ok:
-		case k == "cpu":
-			if cpus, err = strconv.Atoi(v); err != nil || cpus < 0 || cpus > MaxGPUs {
-				return 0, 0, fmt.Errorf("cpu=%q is not a CPU count in 0..%d", v, MaxGPUs)
+		if k, v, ok := strings.Cut(strings.TrimSpace(item), "="); ok && k == "cpu" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > MaxGPUs {
+				return 0, fmt.Errorf("cpu=%q is not a CPU count in 0..%d", v, MaxGPUs)
 			}
-		case k == "mem":
-			if memory, err = parseMemory(v); err != nil {
-				return 0, 0, fmt.Errorf("mem=%q: %w", v, err)
-			}
+			return n, nil
 		}
 	}
-	return cpus, memory, nil
-}
-
-// parseMemory reads a TRES memory amount ("64G", "16000M", "187.50G",
-// "16000" in MiB) in bytes, at most MaxMemory.
-func parseMemory(v string) (float64, error) {
-	unit := 1 << 20
-	if n := len(v); n > 0 {
-		if k := strings.IndexByte("KMGTP", v[n-1]); k >= 0 {
-			unit, v = 1<<(10*(k+1)), v[:n-1]
-		}
-	}
-	x, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(x >= 0) || x*float64(unit) > MaxMemory {
-		return 0, fmt.Errorf("%w: not an amount of memory in 0..%g bytes (a number with K, M, G, T or P; MiB without)", ErrValue, float64(MaxMemory))
-	}
-	return x * float64(unit), nil
+	return 0, nil
 }
 
 // countHosts counts the hosts of a Slurm hostlist such as

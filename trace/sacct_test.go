@@ -37,9 +37,9 @@ func TestReadSacctFiles(t *testing.T) {
 			file: "recommended.txt",
 			want: []job.Job{
 				{ID: "1001", Submit: utc(t, "2026-11-01T09:00:00Z"), User: "alice", Name: "train-bert-2026-11-01-run3", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 4, Nodes: 1, RunTime: 3600, TimeLimit: 7200, State: "COMPLETED", CPUs: 8, Memory: 64 << 30},
+					GPUs: 4, Nodes: 1, RunTime: 3600, TimeLimit: 7200, State: "COMPLETED", CPUs: 8},
 				{ID: "1002", Submit: utc(t, "2026-11-01T09:30:00Z"), User: "bob", Name: "pretrain-gpt", Account: "vision", Partition: "gpu", QOS: "high",
-					GPUs: 16, Nodes: 2, RunTime: 86400, TimeLimit: 86400, State: "TIMEOUT", CPUs: 32, Memory: 512 << 30},
+					GPUs: 16, Nodes: 2, RunTime: 86400, TimeLimit: 86400, State: "TIMEOUT", CPUs: 32},
 				{ID: "1005", Submit: utc(t, "2026-11-01T10:12:00Z"), User: "alice", Name: "sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
 					GPUs: 1, Nodes: 1, RunTime: 1200, TimeLimit: 0, State: "CANCELLED", CPUs: 1},
 				{ID: "1020", Submit: utc(t, "2026-11-01T11:00:00Z"), User: "dave", Name: "eval", Account: "vision", Partition: "gpu", QOS: "normal",
@@ -108,16 +108,18 @@ func TestReadSacctCases(t *testing.T) {
 				"12|a|u|2026-01-01T00:00:00|10|cpu=2,mem=1.5G,gres/gpu=1|/home/u|sbatch --wrap \"cat x | wc\"\n" +
 				"13|a|u|2026-01-01T00:00:00|10|gres/gpu=1||\n",
 			[]job.Job{
-				{ID: "12", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 2, Memory: 1.5 * (1 << 30),
+				{ID: "12", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 2,
 					Command: job.CommandKey("/home/u", `sbatch --wrap "cat x | wc"`)},
 				{ID: "13", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10},
 			},
 			Stats{Rows: 2, Jobs: 2}},
-		{"CPUs and memory as requested, else as allocated", Options{},
+		{"CPUs as requested, else as allocated", Options{},
 			"JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|ReqTRES\n" +
-				"14|a|u|2026-01-01T00:00:00|10|cpu=8,mem=64G,gres/gpu=1|cpu=6,gres/gpu=1\n",
-			[]job.Job{{ID: "14", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 6, Memory: 64 << 30}},
-			Stats{Rows: 1, Jobs: 1}},
+				"14|a|u|2026-01-01T00:00:00|10|cpu=8,mem=64G,gres/gpu=1|cpu=6,gres/gpu=1\n" +
+				"15|a|u|2026-01-01T00:00:00|10|cpu=8,mem=64G,gres/gpu=1|gres/gpu=1\n",
+			[]job.Job{{ID: "14", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 6},
+				{ID: "15", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 8}},
+			Stats{Rows: 2, Jobs: 2}},
 		{"heterogeneous job component kept, step of it skipped", Options{}, head +
 			"8+0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n8+0.0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n",
 			[]job.Job{{ID: "8+0", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"}},
@@ -180,7 +182,6 @@ func TestReadSacctBad(t *testing.T) {
 		{"bad TimelimitRaw", "JobID|JobName|User|Submit|ElapsedRaw|TimelimitRaw|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|1h|gres/gpu=1\n", 2, "TimelimitRaw", nil},
 		{"array id not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n7|x_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
 		{"array id empty", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
-		{"bad memory", head + "2|a|u|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:00|01:00:00|gpu1|gres/gpu=1,mem=lots|COMPLETED\n", 2, "AllocTRES", ErrValue},
 		{"bad CPU count", head + "2|a|u|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:00|01:00:00|gpu1|gres/gpu=1,cpu=-1|COMPLETED\n", 2, "AllocTRES", nil},
 		{"pipe in a submit line that is not the last field", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|SubmitLine|State\n1|a|u|2026-01-01T00:00:00|5|gres/gpu=1|a | b|COMPLETED\n", 2, "", nil},
 		{"bad NNodes", "JobID|JobName|User|Submit|ElapsedRaw|NNodes|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|-1|gres/gpu=1\n", 2, "NNodes", ErrValue},
@@ -241,31 +242,25 @@ func TestTresGPUs(t *testing.T) {
 	}
 }
 
-func TestTresCPUsMemory(t *testing.T) {
+func TestTresCPUs(t *testing.T) {
 	tests := []struct {
-		in     string
-		cpus   int
-		memory float64
-		bad    bool
+		in   string
+		cpus int
+		bad  bool
 	}{
-		{"billing=8,cpu=8,gres/gpu=4,mem=64G,node=1", 8, 64 << 30, false},
-		{"cpu=1,mem=16000M", 1, 16000 << 20, false},
-		{"mem=187.50G", 0, 187.5 * (1 << 30), false},
-		{"mem=16000", 0, 16000 << 20, false}, // slurmdbd's MiB
-		{"mem=512K,cpu=0", 0, 512 << 10, false},
-		{"gres/gpu=2", 0, 0, false},
-		{"", 0, 0, false},
-		{"mem=2048P", 0, 0, true}, // 2 EiB, past MaxMemory
-		{"mem=NaN", 0, 0, true},
-		{"mem=-1G", 0, 0, true},
-		{"mem=1X", 0, 0, true},
-		{"cpu=1.5", 0, 0, true},
-		{"cpu=99999999999", 0, 0, true},
+		{"billing=8,cpu=8,gres/gpu=4,mem=64G,node=1", 8, false},
+		{"mem=lots,cpu=1", 1, false}, // memory is not read
+		{"gres/gpu=2", 0, false},
+		{"", 0, false},
+		{"cpu=0", 0, false},
+		{"cpu=1.5", 0, true},
+		{"cpu=-1", 0, true},
+		{"cpu=99999999999", 0, true},
 	}
 	for _, tc := range tests {
-		cpus, mem, err := tresCPUsMemory(tc.in)
-		if (err != nil) != tc.bad || cpus != tc.cpus || mem != tc.memory {
-			t.Errorf("tresCPUsMemory(%q) = %d, %g, %v; want %d, %g, bad %v", tc.in, cpus, mem, err, tc.cpus, tc.memory, tc.bad)
+		cpus, err := tresCPUs(tc.in)
+		if (err != nil) != tc.bad || cpus != tc.cpus {
+			t.Errorf("tresCPUs(%q) = %d, %v; want %d, bad %v", tc.in, cpus, err, tc.cpus, tc.bad)
 		}
 	}
 }
