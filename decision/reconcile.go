@@ -188,7 +188,7 @@ func toJob(sj *slurmclient.Job) job.Job {
 	return job.Job{ID: sj.ID, Submit: unixSeconds(sj.Submit), User: sj.User, Name: sj.Name,
 		Account: sj.Account, Partition: sj.Partition, QOS: sj.QOS, GPUs: sj.GPUs.Total,
 		TimeLimit: sj.TimeLimit.Seconds(), State: sj.State, ArrayJobID: sj.Array.JobID,
-		CPUs: sj.CPUs, Command: sj.Command}
+		Command: sj.Command}
 }
 
 // arrive predicts e and hands it to the policy.

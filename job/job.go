@@ -35,9 +35,6 @@ type Job struct {
 	// ArrayJobId, the 123 of task 123_4), "" when it is not an array task.
 	// The tasks of one array share it; predictors read the finished ones.
 	ArrayJobID string
-	// CPUs is the number of CPUs the job asked for (else was allocated),
-	// 0 when unknown.
-	CPUs int
 	// Command identifies how the job was started: CommandKey of its
 	// working directory and submit line (Slurm's WorkDir and SubmitLine),
 	// "" when the submit line is not known. Jobs submitted by the same command line

@@ -11,7 +11,7 @@ import (
 // job's numbers inline, its id and name (unique or nearly so for most
 // jobs) in one byte arena, and its other strings (user, account,
 // partition, QOS, state, profile, array id, command: few distinct values) as 32-bit
-// handles into a table of distinct strings. A job costs 96 bytes plus its
+// handles into a table of distinct strings. A job costs 88 bytes plus its
 // id's and name's bytes, and the records hold no pointers, so the garbage collector
 // never scans them.
 // Records live in fixed-size chunks: appending never copies the records
@@ -33,7 +33,7 @@ type Table struct {
 // handles into Table.strs.
 type record struct {
 	submit, runTime, timeLimit, iterations float64
-	gpus, nodes, cpus                      int32
+	gpus, nodes                            int32
 	idOff, nameOff                         uint32
 	user, account, partition, qos          uint32
 	state, profile, array, command         uint32
@@ -118,9 +118,6 @@ func (t *Table) encode(j *Job) (record, error) {
 	if j.Nodes < math.MinInt32 || j.Nodes > math.MaxInt32 {
 		return limit("nodes", j.Nodes)
 	}
-	if j.CPUs < math.MinInt32 || j.CPUs > math.MaxInt32 {
-		return limit("CPUs", j.CPUs)
-	}
 	if len(j.ID) > MaxTableIDLen {
 		return limit("id length", len(j.ID))
 	}
@@ -139,7 +136,7 @@ func (t *Table) encode(j *Job) (record, error) {
 		user: t.handle(j.User), account: t.handle(j.Account),
 		partition: t.handle(j.Partition), qos: t.handle(j.QOS), state: t.handle(j.State), profile: t.handle(j.Profile),
 		array: t.handle(j.ArrayJobID), preemptible: j.Preemptible,
-		cpus: int32(j.CPUs), command: t.handle(j.Command)}
+		command: t.handle(j.Command)}
 	t.text = append(t.text, j.ID...)
 	t.text = append(t.text, j.Name...)
 	return r, nil
@@ -183,7 +180,7 @@ func (t *Table) Job(i int) Job {
 		Account: t.str(r.account), Partition: t.str(r.partition),
 		QOS: t.str(r.qos), GPUs: int(r.gpus), Nodes: int(r.nodes), RunTime: r.runTime, TimeLimit: r.timeLimit,
 		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations, Preemptible: r.preemptible,
-		ArrayJobID: t.str(r.array), CPUs: int(r.cpus), Command: t.str(r.command)}
+		ArrayJobID: t.str(r.array), Command: t.str(r.command)}
 }
 
 // Jobs returns every job as a slice of Job values, in order.

@@ -110,8 +110,8 @@ func (s *Slurm) record(t *policy.Task, state string) slurmclient.Job {
 	return slurmclient.Job{
 		ID: t.ID, Name: t.Name, User: t.User, Account: t.Account, Partition: t.Partition, QOS: t.QOS,
 		State: state, Submit: sub, Eligible: sub, TimeLimit: time.Duration(t.TimeLimit * float64(time.Second)),
-		GPUs: slurmclient.GPURequest{PerJob: t.GPUs, Total: t.GPUs, Type: s.gpuType()},
-		CPUs: t.CPUs, Command: t.Command,
+		GPUs:    slurmclient.GPURequest{PerJob: t.GPUs, Total: t.GPUs, Type: s.gpuType()},
+		Command: t.Command,
 	}
 }
 

@@ -17,7 +17,6 @@ type acctJob struct {
 	LimitMin                                       int64  // minutes
 	LimitSet                                       bool
 	GPUs, Nodes                                    int
-	CPUs                                           int // TRES "cpu"
 	// WorkDir and SubmitLine are Slurm's WorkDir and SubmitLine: text
 	// written by users, which only job.CommandKey reads (finishAccounting);
 	// never log or keep them. An adapter sets SubmitLine only where its
@@ -26,32 +25,22 @@ type acctJob struct {
 	WorkDir, SubmitLine string
 }
 
-// addTres records the GPU, node and CPU counts of one allocated TRES
-// entry.
+// addTres records the GPU and node counts of one allocated TRES entry.
 func (a *acctJob) addTres(typ, name string, count int64) {
 	switch {
 	case typ == "gres" && name == "gpu":
 		a.GPUs = int(count)
 	case typ == "node":
 		a.Nodes = int(count)
-	case typ == "cpu":
-		a.CPUs = int(count)
 	}
 }
 
-// fallBackTo merges the requested TRES r (an acctJob that addTres was
-// called on for each requested entry) into the allocated counts: GPUs
-// fall back to the request when none were allocated (a job that never
-// started), as before; CPUs are the request whenever it states them, and
-// the allocation only when it does not. A prediction feature is what the
-// job asked for, known at submit: the pending job's Job.CPUs is its
-// request too (an allocation may round it up to whole cores or nodes).
+// fallBackTo takes the GPU count from the requested TRES r (an acctJob
+// that addTres was called on for each requested entry) when none were
+// allocated (a job that never started).
 func (a *acctJob) fallBackTo(r acctJob) {
 	if a.GPUs == 0 {
 		a.GPUs = r.GPUs
-	}
-	if r.CPUs > 0 || a.CPUs <= 0 {
-		a.CPUs = r.CPUs
 	}
 }
 
@@ -81,9 +70,6 @@ func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 			ID: a.ID, Submit: float64(a.Submit), User: a.User, Name: a.Name, Account: a.Account,
 			Partition: a.Partition, QOS: a.QOS, GPUs: a.GPUs, Nodes: a.Nodes, State: st,
 			ArrayJobID: a.ArrayJobID, Command: job.CommandKey(a.WorkDir, a.SubmitLine),
-		}
-		if a.CPUs > 0 {
-			j.CPUs = a.CPUs
 		}
 		switch {
 		case a.Elapsed > 0:

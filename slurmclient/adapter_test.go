@@ -4,19 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/asrpt/asrpt/job"
 )
-
-// recordedTres matches the CPU entry of the labs' tres_req_str
-// ("cpu=1,mem=1000M,node=1,billing=1,gres/gpu=1").
-var recordedTres = regexp.MustCompile(`(?:^|,)cpu=([0-9]+)(?:,|$)`)
 
 // prefixes returns the slurm and slurmdb path prefixes of an API version.
 func prefixes(api string) (string, string) {
@@ -141,16 +135,6 @@ func TestAdapterJobs(t *testing.T) {
 				if j.State == "PENDING" && j.Priority == 0 && !j.Held {
 					t.Errorf("job %s: priority 0 but not held (reason %s)", j.ID, j.Reason)
 				}
-				// CPUs from tres_req_str, read here with a pattern of its
-				// own.
-				m := recordedTres.FindStringSubmatch(req)
-				if m == nil {
-					t.Fatalf("job %s: tres_req_str %q has no cpu=N", j.ID, req)
-				}
-				cpus, _ := strconv.Atoi(m[1])
-				if j.CPUs != cpus || cpus == 0 {
-					t.Errorf("job %s: CPUs %d from tres_req_str %q", j.ID, j.CPUs, req)
-				}
 				// Command from the working directory, and the submit line
 				// where the version's job list has one.
 				cwd, _ := w["current_working_directory"].(string)
@@ -267,28 +251,26 @@ func TestAdapterAccounting(t *testing.T) {
 					t.Errorf("job %+v incomplete", j)
 				}
 			}
-			// CPUs and Command of the finished jobs, as the recording
-			// gives them (TRES cpu). The submit
-			// line counts only on v0.0.44: 22.05's accounting has none,
-			// and 24.11's job list has none, so its accounting's is not
-			// read (commandUsesSubmitLine).
+			// Command of the finished jobs, as the recording gives it.
+			// The submit line counts only on v0.0.44: 22.05's accounting
+			// has none, and 24.11's job list has none, so its
+			// accounting's is not read (commandUsesSubmitLine).
 			type res struct {
-				cpus          int
 				workDir, line string
 			}
 			const line = "sbatch --parsable -p gpu -t 10 -o /dev/null -J asrpt-it --gres=gpu:"
 			want := map[string]map[string]res{
 				"22.05": {
-					"43": {1, "/work/main/slurmclient", ""},
-					"44": {2, "/work/main/slurmclient", ""},
+					"43": {"/work/main/slurmclient", ""},
+					"44": {"/work/main/slurmclient", ""},
 				},
 				"24.11": {
-					"15": {1, "/", ""},
-					"16": {2, "/", ""},
+					"15": {"/", ""},
+					"16": {"/", ""},
 				},
 				"26.05": {
-					"15": {1, "/", line + "1 --wrap sleep 1"},
-					"16": {2, "/", line + "2 -N 2 --wrap sleep 1"},
+					"15": {"/", line + "1 --wrap sleep 1"},
+					"16": {"/", line + "2 -N 2 --wrap sleep 1"},
 				},
 			}
 			if len(jobs) != len(want[r.rel]) {
@@ -299,9 +281,6 @@ func TestAdapterAccounting(t *testing.T) {
 				if !ok {
 					t.Errorf("unexpected job %s", j.ID)
 					continue
-				}
-				if j.CPUs != w.cpus {
-					t.Errorf("job %s: CPUs %d, want %d", j.ID, j.CPUs, w.cpus)
 				}
 				if c := job.CommandKey(w.workDir, w.line); j.Command != c || (c == "") != (w.line == "") {
 					t.Errorf("job %s: Command %q, want %q", j.ID, j.Command, c)
@@ -317,28 +296,23 @@ func TestAdapterAccounting(t *testing.T) {
 }
 
 // TestAdapterAccountingTres checks, on a hand-written answer (not a
-// recording), that AccountingJobs takes GPUs from the allocated TRES and
-// CPUs from the requested, falls back to the other for those one lacks (a
-// job cancelled before it started has none allocated), ignores the other
-// TRES entries (mem, energy), and hashes
-// the work dir, and on v0.0.44 the submit line, into Command (v0.0.38 and
-// v0.0.42 ignore a submit line: their job lists have none).
+// recording), that AccountingJobs takes GPUs from the allocated TRES,
+// falls back to the requested when none were allocated (a job cancelled
+// before it started), ignores the other TRES entries (cpu, mem, energy),
+// and hashes the work dir, and on v0.0.44 the submit line, into Command
+// (v0.0.38 and v0.0.42 ignore a submit line: their job lists have none).
 func TestAdapterAccountingTres(t *testing.T) {
-	tres := func(cpu, gpu int) []map[string]any {
-		var l []map[string]any
-		if cpu > 0 {
-			l = append(l, map[string]any{"type": "cpu", "name": "", "count": cpu})
-		}
-		l = append(l, map[string]any{"type": "mem", "name": "", "count": 4096},
-			map[string]any{"type": "energy", "name": "", "count": -2})
+	tres := func(gpu int) []map[string]any {
+		l := []map[string]any{{"type": "cpu", "name": "", "count": 8},
+			{"type": "mem", "name": "", "count": 4096}, {"type": "energy", "name": "", "count": -2}}
 		if gpu > 0 {
 			l = append(l, map[string]any{"type": "gres", "name": "gpu", "count": gpu})
 		}
 		return l
 	}
 	type res struct {
-		gpus, cpus int
-		command    string
+		gpus    int
+		command string
 	}
 	const dir, line = "/home/u/run", "sbatch  --gres=gpu:2 train.sh --lr 0.1"
 	jobs := []struct {
@@ -347,16 +321,15 @@ func TestAdapterAccountingTres(t *testing.T) {
 		workDir, line  string
 		want38, want44 res // want38: v0.0.38 and v0.0.42
 	}{
-		// Never started: everything from the request.
-		{101, nil, tres(8, 2), dir, line,
-			res{2, 8, job.CommandKey(dir, "")}, res{2, 8, job.CommandKey(dir, line)}},
-		// Started: GPUs from the allocation, CPUs from the request (what
-		// the job asked for, as its pending record showed).
-		{102, tres(16, 1), tres(4, 3), dir, "",
-			res{1, 4, job.CommandKey(dir, "")}, res{1, 4, job.CommandKey(dir, "")}},
-		// A request without cpu: CPUs from the allocation.
-		{103, tres(2, 1), tres(0, 3), "", line,
-			res{1, 2, ""}, res{1, 2, job.CommandKey("", line)}},
+		// Never started: GPUs from the request.
+		{101, nil, tres(2), dir, line,
+			res{2, job.CommandKey(dir, "")}, res{2, job.CommandKey(dir, line)}},
+		// Started: GPUs from the allocation.
+		{102, tres(1), tres(3), dir, "",
+			res{1, job.CommandKey(dir, "")}, res{1, job.CommandKey(dir, "")}},
+		// A submit line without a work dir.
+		{103, tres(1), tres(3), "", line,
+			res{1, ""}, res{1, job.CommandKey("", line)}},
 		// Nothing known.
 		{104, nil, nil, "", "", res{}, res{}},
 	}
@@ -398,7 +371,7 @@ func TestAdapterAccountingTres(t *testing.T) {
 				if !commandUsesSubmitLine[api] {
 					w = jobs[i].want38
 				}
-				g := res{j.GPUs, j.CPUs, j.Command}
+				g := res{j.GPUs, j.Command}
 				if j.ID != fmt.Sprint(jobs[i].id) || g != w {
 					t.Errorf("job %s: got %+v, want %+v", j.ID, g, w)
 				}

@@ -122,9 +122,6 @@ type Job struct {
 	TimeLimit time.Duration
 	// GPUs is the GPU request.
 	GPUs GPURequest
-	// CPUs is the CPUs the job asks for in all (tres_req_str cpu), 0 when
-	// unknown (absent, malformed, or over 2^24).
-	CPUs int
 	// Command is job.CommandKey of the job's working directory and submit
 	// line on a REST API version whose job list reports the submit line
 	// (v0.0.44); "" on v0.0.38 and v0.0.42, whose job lists have none (a

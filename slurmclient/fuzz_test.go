@@ -100,8 +100,7 @@ func FuzzHostlist(f *testing.F) {
 }
 
 func FuzzGPUStrings(f *testing.F) {
-	for _, s := range []string{"gres:gpu:tesla:4", "gres/gpu:2", "gpu:tesla:2(IDX:0-1)", "cpu=1,gres/gpu=2", "gpu:a:1(IDX:0,2-3),gpu:b:0(IDX:N/A)",
-		"cpu=8,mem=64G,node=1,billing=8,gres/gpu=4", "cpu=-1,mem=lots", "mem=1.5P,cpu=16777216"} {
+	for _, s := range []string{"gres:gpu:tesla:4", "gres/gpu:2", "gpu:tesla:2(IDX:0-1)", "cpu=1,gres/gpu=2", "gpu:a:1(IDX:0,2-3),gpu:b:0(IDX:N/A)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -110,9 +109,6 @@ func FuzzGPUStrings(f *testing.F) {
 				t.Fatalf("negative count from %q: %+v", s, r)
 			}
 			nodeGPUs(s)
-			if cpus := reqCPUs(s); cpus < 0 || cpus > maxReqCPUs {
-				t.Fatalf("CPUs %d out of bounds from %q", cpus, s)
-			}
 			if idx, err := gpuIndices(s); err == nil && len(idx) > 1<<13*strings.Count(s, ",")+1<<13 {
 				t.Fatalf("%d indices from %q", len(idx), s)
 			}

@@ -197,33 +197,6 @@ func reqGPUs(s string) (int, error) {
 	return best, nil
 }
 
-// maxReqCPUs bounds the CPU count read from a tres_req_str: a count past
-// it is taken as unknown (0).
-const maxReqCPUs = 1 << 24
-
-// reqCPUs returns the CPU count of a tres_req_str
-// ("cpu=8,mem=64G,node=1,billing=8,gres/gpu=4"); 0 when absent, malformed
-// ("cpu=-1", "cpu=+4") or past maxReqCPUs: the string is slurmrestd's
-// text, and a count it garbles makes the request unknown, never the job
-// unusable.
-func reqCPUs(s string) int {
-	cpus := 0
-	for _, e := range strings.Split(s, ",") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(e), "="); ok && k == "cpu" {
-			cpus = 0
-			if n, err := strconv.Atoi(v); err == nil && digits(v) && n <= maxReqCPUs {
-				cpus = n
-			}
-		}
-	}
-	return cpus
-}
-
-// digits reports whether s is one or more ASCII digits.
-func digits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
-}
-
 // nodeGPUs sums the GPU entries of a node's gres or gres_used string
 // ("gpu:tesla:4(S:0)", "gpu:tesla:1(IDX:0),gpu:a100:0(IDX:N/A)").
 func nodeGPUs(s string) (count int, typ string, err error) {

@@ -60,38 +60,6 @@ func TestGPURequest(t *testing.T) {
 	}
 }
 
-func TestReqCPUs(t *testing.T) {
-	tests := []struct {
-		in   string
-		cpus int
-	}{
-		{"cpu=8,mem=64G,node=1,billing=8,gres/gpu=4", 8},
-		{"cpu=1,mem=1000M,node=1,billing=1", 1},
-		{"mem=2048,cpu=2", 2},
-		{"cpu=16777216", 1 << 24}, // the bound itself
-		{" cpu=3 , mem=1G ", 3},
-		{"cpu=4,mem=lots", 4}, // other entries are not read
-		{"", 0},
-		{"node=1,billing=4,gres/gpu=2", 0},
-		// Malformed or out of bounds: 0.
-		{"cpu=-1,mem=lots", 0},
-		{"cpu=16777217,mem=1025P", 0},
-		{"cpu=+4,mem=1G", 0},
-		{"cpu=4x,mem=1G", 0},
-		{"cpu=0x10", 0},
-		{"cpu=4.0", 0},
-		{"cpu= 4", 0},
-		{"cpu=", 0},
-		{"cpu=" + strings.Repeat("9", 400), 0},
-		{"cpu,mem", 0},
-	}
-	for _, tc := range tests {
-		if cpus := reqCPUs(tc.in); cpus != tc.cpus {
-			t.Errorf("reqCPUs(%q) = %d; want %d", tc.in, cpus, tc.cpus)
-		}
-	}
-}
-
 func TestNodeGPUsAndIndices(t *testing.T) {
 	tests := []struct {
 		gres string

@@ -124,10 +124,8 @@ func job38(b *budget, j jobRecord38) (Job, error) {
 }
 
 // finishJob fills the parsed string fields shared by all versions, charging
-// the names and GPU indices to b, the budget of the response. A CPU count
-// it cannot read in reqStr is left 0, not an error.
+// the names and GPU indices to b, the budget of the response.
 func finishJob(b *budget, out Job, perNode, perJob, reqStr, req, exc, nodes string, detail []string) (Job, error) {
-	out.CPUs = reqCPUs(reqStr)
 	var err error
 	if out.GPUs, err = gpuRequest(perNode, perJob, reqStr); err != nil {
 		return out, fmt.Errorf("job %s: %w: %w", out.ID, ErrBadResponse, err)

@@ -144,11 +144,11 @@ var ErrConfig = errors.New("trace: bad generator config")
 // Bounds of GenConfig that callers check their own flags against.
 const (
 	// MaxGenJobs bounds GenConfig.Jobs: 2^24 (16,777,216) jobs. The job
-	// slice is allocated up front at 224 bytes a job (job.Job), some 269
-	// bytes with the ids, names and the generator's own arrays: 4.5 GB
-	// at the bound; `asrpt replay --jobs` then holds some 420 bytes a job
+	// slice is allocated up front at 216 bytes a job (job.Job), some 261
+	// bytes with the ids, names and the generator's own arrays: 4.4 GB
+	// at the bound; `asrpt replay --jobs` then holds some 415 bytes a job
 	// (10M jobs: 4.2 GB), 7.0 GB at the bound (figures measured at 200
-	// bytes a job and scaled by the 24 bytes of CPUs and Command). 2^28 jobs asked 47 GB of
+	// bytes a job and scaled by the 16 bytes of Command). 2^28 jobs asked 47 GB of
 	// the generator alone (`replay --jobs 100000000` died allocating 17.6
 	// GB); 2^24 leaves a 16 GB machine room for the replay. Larger traces
 	// can be written by several runs with other seeds and starts.

@@ -17,8 +17,8 @@ import (
 // reach MaxSubmit (180 years past the epoch).
 const HeliosEpoch = 1577836800
 
-// Helios excerpt columns this reader interprets; others (wall_time) are
-// ignored.
+// Helios excerpt columns this reader interprets; others (cpu_num,
+// wall_time) are ignored.
 const (
 	hID = iota
 	hUser
@@ -27,11 +27,10 @@ const (
 	hInterval
 	hRunTime
 	hStatus
-	hCPUs
 	numHelios
 )
 
-var heliosNames = [numHelios]string{"u_id", "user", "gpu_num", "node_num", "interval", "run_time", "new_status", "cpu_num"}
+var heliosNames = [numHelios]string{"u_id", "user", "gpu_num", "node_num", "interval", "run_time", "new_status"}
 
 // heliosStates maps the excerpts' statuses to Slurm state names.
 var heliosStates = map[string]string{"pass": "COMPLETED", "failed": "FAILED", "killed": "CANCELLED"}
@@ -130,9 +129,6 @@ func readHelios(r io.Reader, name string) (*job.Table, Stats, error) {
 		j.GPUs = g
 		if j.Nodes, err = parseCount(get(hNodes), true); err != nil {
 			return nil, st, fail(hNodes, err)
-		}
-		if j.CPUs, err = parseCount(get(hCPUs), true); err != nil {
-			return nil, st, fail(hCPUs, err)
 		}
 		if j.RunTime, err = parseSeconds(get(hRunTime), false); err != nil {
 			return nil, st, fail(hRunTime, err)

@@ -23,8 +23,8 @@ func TestReadHelios(t *testing.T) {
 		{"intervals accumulate across skipped CPU jobs", heliosHeader +
 			"0,1,1,1,1,0,84,0,Pass\n1,1,0,4,1,94,87,0,Pass\n2,2,8,64,1,6,30,0,Failed\n3,3,16,0,2,0,5,0,Killed\n",
 			[]job.Job{
-				{ID: "0", Submit: HeliosEpoch, User: "u1", GPUs: 1, Nodes: 1, RunTime: 84, State: "COMPLETED", CPUs: 1},
-				{ID: "2", Submit: HeliosEpoch + 100, User: "u2", GPUs: 8, Nodes: 1, RunTime: 30, State: "FAILED", CPUs: 64},
+				{ID: "0", Submit: HeliosEpoch, User: "u1", GPUs: 1, Nodes: 1, RunTime: 84, State: "COMPLETED"},
+				{ID: "2", Submit: HeliosEpoch + 100, User: "u2", GPUs: 8, Nodes: 1, RunTime: 30, State: "FAILED"},
 				{ID: "3", Submit: HeliosEpoch + 100, User: "u3", GPUs: 16, Nodes: 2, RunTime: 5, State: "CANCELLED"},
 			},
 			Stats{Rows: 4, Jobs: 3, NoGPU: 1}},
@@ -68,7 +68,6 @@ func TestReadHeliosBad(t *testing.T) {
 		{"empty interval", heliosHeader + "0,1,1,1,1,,84,0,Pass\n", 2, "interval", nil, false},
 		{"empty user", heliosHeader + "0,,1,1,1,0,84,0,Pass\n", 2, "user", nil, false},
 		{"bad node count", heliosHeader + "0,1,1,1,two,0,84,0,Pass\n", 2, "node_num", nil, false},
-		{"bad CPU count", heliosHeader + "0,1,1,-4,1,0,84,0,Pass\n", 2, "cpu_num", ErrValue, false},
 		{"duplicate id", heliosHeader + "0,1,1,1,1,0,84,0,Pass\n0,1,1,1,1,0,84,0,Pass\n", 3, "u_id", ErrValue, false},
 		{"short row", heliosHeader + "0,1,1,1,1,0,84\n", 2, "", nil, false},
 		{"missing column", "u_id,user,gpu_num,interval\n0,1,1,0\n", 1, "run_time", ErrHeader, false},

@@ -33,7 +33,6 @@ const (
 	colProfile
 	colIterations
 	colArray
-	colCPUs
 	colCommand
 	numCols
 )
@@ -42,7 +41,7 @@ const (
 var Columns = [numCols]string{
 	"id", "submit", "user", "name", "account", "partition", "qos",
 	"gpus", "nodes", "run_time", "time_limit", "state", "profile", "iterations",
-	"array_job_id", "cpus", "command",
+	"array_job_id", "command",
 }
 
 // MaxCommandLen bounds the command column, bytes: it holds a key
@@ -140,8 +139,6 @@ func (r *nativeRow) set(col int, v string) error {
 		}
 	case colArray:
 		j.ArrayJobID = r.in.get(v)
-	case colCPUs:
-		j.CPUs, err = parseCount(v, true)
 	case colCommand:
 		if len(v) > MaxCommandLen {
 			return fmt.Errorf("%w: command key of %d bytes, want at most %d (MaxCommandLen)", ErrValue, len(v), MaxCommandLen)
@@ -482,7 +479,7 @@ func jsonScalar(raw json.RawMessage) (s string, null bool, err error) {
 }
 
 // WriteCSV writes jobs as a native CSV trace with a header line naming all
-// columns up to the last optional one some job fills (array_job_id, cpus,
+// columns up to the last optional one some job fills (array_job_id,
 // command, in that order: a trace without them keeps the columns
 // it had before they existed).
 // Numbers are written exactly (shortest form that reads back to the
@@ -492,7 +489,7 @@ func WriteCSV(w io.Writer, jobs []job.Job) error {
 	cols := colArray // without the optional columns
 	for i := range jobs {
 		j := &jobs[i]
-		for c, used := range [...]bool{colArray: j.ArrayJobID != "", colCPUs: j.CPUs != 0, colCommand: j.Command != ""} {
+		for c, used := range [...]bool{colArray: j.ArrayJobID != "", colCommand: j.Command != ""} {
 			if used {
 				cols = max(cols, c+1)
 			}
@@ -535,10 +532,6 @@ func csvRecord(j *job.Job, rec []string) {
 		rec[colIterations] = fmtFloat(j.Iterations)
 	}
 	rec[colArray] = j.ArrayJobID
-	rec[colCPUs] = ""
-	if j.CPUs != 0 {
-		rec[colCPUs] = strconv.Itoa(j.CPUs)
-	}
 	rec[colCommand] = j.Command
 }
 
@@ -581,7 +574,6 @@ type jsonJob struct {
 	Profile    string  `json:"profile,omitempty"`
 	Iterations float64 `json:"iterations,omitempty"`
 	ArrayJobID string  `json:"array_job_id,omitempty"`
-	CPUs       int     `json:"cpus,omitempty"`
 	Command    string  `json:"command,omitempty"`
 }
 
@@ -599,7 +591,7 @@ func WriteJSONL(w io.Writer, jobs []job.Job) error {
 			}
 		}
 		if err := enc.Encode(jsonJob{j.ID, j.Submit, j.User, j.Name, j.Account, j.Partition, j.QOS,
-			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID, j.CPUs, j.Command}); err != nil {
+			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID, j.Command}); err != nil {
 			return fmt.Errorf("trace: write jsonl: %w", err)
 		}
 	}

@@ -164,14 +164,13 @@ func TestReadFileNative(t *testing.T) {
 	}
 }
 
-// TestNativeOptionalColumns: array ids, CPUs and command keys
+// TestNativeOptionalColumns: array ids and command keys
 // round-trip through both native forms, and CSV names the optional
 // columns up to the last one some job fills.
 func TestNativeOptionalColumns(t *testing.T) {
 	plain := []job.Job{{ID: "1", Submit: 1, GPUs: 1, RunTime: 2}}
 	arrays := append(plain, job.Job{ID: "7", Submit: 2, GPUs: 1, RunTime: 3, ArrayJobID: "5"},
 		job.Job{ID: "5", Submit: 2, GPUs: 1, RunTime: 4, ArrayJobID: "5"})
-	cpus := append(plain, job.Job{ID: "8", Submit: 3, GPUs: 2, RunTime: 5, CPUs: 16})
 	command := append(plain, job.Job{ID: "9", Submit: 3, GPUs: 2, RunTime: 5, Command: job.CommandKey("/w", "sbatch a.sh")})
 	for _, tc := range []struct {
 		jobs    []job.Job
@@ -180,8 +179,7 @@ func TestNativeOptionalColumns(t *testing.T) {
 	}{
 		{plain, "", nil},
 		{arrays, ",array_job_id", []string{"array_job_id"}},
-		{cpus, ",array_job_id,cpus", []string{"cpus"}},
-		{command, ",array_job_id,cpus,command", []string{"command"}},
+		{command, ",array_job_id,command", []string{"command"}},
 	} {
 		var csvBuf, jsonBuf bytes.Buffer
 		if err := WriteCSV(&csvBuf, tc.jobs); err != nil {
@@ -194,7 +192,7 @@ func TestNativeOptionalColumns(t *testing.T) {
 		if _, tail, _ := strings.Cut(head, ",iterations"); tail != tc.header {
 			t.Errorf("header %q: optional columns %q, want %q", head, tail, tc.header)
 		}
-		for _, k := range []string{"array_job_id", "cpus", "command"} {
+		for _, k := range []string{"array_job_id", "command"} {
 			if strings.Contains(jsonBuf.String(), `"`+k+`"`) != slices.Contains(tc.jsonKey, k) {
 				t.Errorf("JSON Lines %q names %s: %v, want %v", jsonBuf.String(), k, !slices.Contains(tc.jsonKey, k), slices.Contains(tc.jsonKey, k))
 			}
@@ -211,7 +209,7 @@ func TestNativeOptionalColumns(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"cpus\n-1", "cpus\n1.5", "command\n" + strings.Repeat("x", MaxCommandLen+1)} {
+	for _, bad := range []string{"command\n" + strings.Repeat("x", MaxCommandLen+1)} {
 		col, v, _ := strings.Cut(bad, "\n")
 		in := "id,submit,gpus,run_time," + col + "\n1,0,1,5," + v + "\n"
 		var pe *ParseError

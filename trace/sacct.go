@@ -351,17 +351,6 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 	if err != nil {
 		return j, 0, sacctNames[tresField], err
 	}
-	// CPUs: what the job asked for (ReqTRES), known at submit as a pending
-	// job's are; the allocation (which may round up to whole cores or
-	// nodes) where the request does not say.
-	for _, f := range [...]int{sReqTRES, sAllocTRES} {
-		if j.CPUs != 0 {
-			break
-		}
-		if j.CPUs, err = tresCPUs(get(f)); err != nil {
-			return j, 0, sacctNames[f], err
-		}
-	}
 	j.Command = in.get(job.CommandKey(get(sWorkDir), get(sSubmitLine)))
 
 	switch {
@@ -490,21 +479,6 @@ func tresGPUs(tres string) (int, error) {
 		return untyped, nil
 	}
 	return typed, nil
-}
-
-// tresCPUs returns the CPU count of a TRES string such as
-// "cpu=8,mem=64G,node=1,gres/gpu=2", 0 when it has none.
-func tresCPUs(tres string) (int, error) {
-	for _, item := range strings.Split(tres, ",") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(item), "="); ok && k == "cpu" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > MaxGPUs {
-				return 0, fmt.Errorf("cpu=%q is not a CPU count in 0..%d", v, MaxGPUs)
-			}
-			return n, nil
-		}
-	}
-	return 0, nil
 }
 
 // countHosts counts the hosts of a Slurm hostlist such as

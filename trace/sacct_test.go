@@ -37,17 +37,17 @@ func TestReadSacctFiles(t *testing.T) {
 			file: "recommended.txt",
 			want: []job.Job{
 				{ID: "1001", Submit: utc(t, "2026-11-01T09:00:00Z"), User: "alice", Name: "train-bert-2026-11-01-run3", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 4, Nodes: 1, RunTime: 3600, TimeLimit: 7200, State: "COMPLETED", CPUs: 8},
+					GPUs: 4, Nodes: 1, RunTime: 3600, TimeLimit: 7200, State: "COMPLETED"},
 				{ID: "1002", Submit: utc(t, "2026-11-01T09:30:00Z"), User: "bob", Name: "pretrain-gpt", Account: "vision", Partition: "gpu", QOS: "high",
-					GPUs: 16, Nodes: 2, RunTime: 86400, TimeLimit: 86400, State: "TIMEOUT", CPUs: 32},
+					GPUs: 16, Nodes: 2, RunTime: 86400, TimeLimit: 86400, State: "TIMEOUT"},
 				{ID: "1005", Submit: utc(t, "2026-11-01T10:12:00Z"), User: "alice", Name: "sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 1, Nodes: 1, RunTime: 1200, TimeLimit: 0, State: "CANCELLED", CPUs: 1},
+					GPUs: 1, Nodes: 1, RunTime: 1200, TimeLimit: 0, State: "CANCELLED"},
 				{ID: "1020", Submit: utc(t, "2026-11-01T11:00:00Z"), User: "dave", Name: "eval", Account: "vision", Partition: "gpu", QOS: "normal",
-					GPUs: 2, Nodes: 1, RunTime: 30, TimeLimit: 1800, State: "FAILED", CPUs: 2},
+					GPUs: 2, Nodes: 1, RunTime: 30, TimeLimit: 1800, State: "FAILED"},
 				{ID: "1030", Submit: utc(t, "2026-11-01T12:00:00Z"), User: "erin", Name: "hp-sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 1800, State: "COMPLETED", CPUs: 1},
+					GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 1800, State: "COMPLETED"},
 				{ID: "1031", Submit: utc(t, "2026-11-01T12:00:00Z"), User: "erin", Name: "hp-sweep", Account: "nlp", Partition: "gpu", QOS: "normal",
-					GPUs: 1, Nodes: 1, RunTime: 720, TimeLimit: 1800, State: "OUT_OF_MEMORY", CPUs: 1},
+					GPUs: 1, Nodes: 1, RunTime: 720, TimeLimit: 1800, State: "OUT_OF_MEMORY"},
 			},
 			stats: Stats{Rows: 13, Jobs: 6, Steps: 3, NoGPU: 1, Unfinished: 2, NotRun: 1},
 		},
@@ -55,9 +55,9 @@ func TestReadSacctFiles(t *testing.T) {
 			file: "elapsed-jobid-tz.txt",
 			opt:  Options{Location: berlin}, // 2026-03-29: clocks go from 02:00 CET to 03:00 CEST
 			want: []job.Job{
-				{ID: "2000_1", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 8, Nodes: 3, RunTime: 3600, TimeLimit: 86400, State: "COMPLETED", ArrayJobID: "2000", CPUs: 4},
-				{ID: "2000_10", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 93784, TimeLimit: 300, State: "COMPLETED", ArrayJobID: "2000", CPUs: 4},
-				{ID: "2000_2", Submit: utc(t, "2026-03-29T01:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 5400, State: "COMPLETED", ArrayJobID: "2000", CPUs: 4},
+				{ID: "2000_1", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 8, Nodes: 3, RunTime: 3600, TimeLimit: 86400, State: "COMPLETED", ArrayJobID: "2000"},
+				{ID: "2000_10", Submit: utc(t, "2026-03-28T23:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 93784, TimeLimit: 300, State: "COMPLETED", ArrayJobID: "2000"},
+				{ID: "2000_2", Submit: utc(t, "2026-03-29T01:30:00Z"), User: "frank", Name: "arr", GPUs: 1, Nodes: 1, RunTime: 600, TimeLimit: 5400, State: "COMPLETED", ArrayJobID: "2000"},
 			},
 			stats: Stats{Rows: 4, Jobs: 3, Steps: 1},
 		},
@@ -108,17 +108,10 @@ func TestReadSacctCases(t *testing.T) {
 				"12|a|u|2026-01-01T00:00:00|10|cpu=2,mem=1.5G,gres/gpu=1|/home/u|sbatch --wrap \"cat x | wc\"\n" +
 				"13|a|u|2026-01-01T00:00:00|10|gres/gpu=1||\n",
 			[]job.Job{
-				{ID: "12", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 2,
+				{ID: "12", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10,
 					Command: job.CommandKey("/home/u", `sbatch --wrap "cat x | wc"`)},
 				{ID: "13", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10},
 			},
-			Stats{Rows: 2, Jobs: 2}},
-		{"CPUs as requested, else as allocated", Options{},
-			"JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|ReqTRES\n" +
-				"14|a|u|2026-01-01T00:00:00|10|cpu=8,mem=64G,gres/gpu=1|cpu=6,gres/gpu=1\n" +
-				"15|a|u|2026-01-01T00:00:00|10|cpu=8,mem=64G,gres/gpu=1|gres/gpu=1\n",
-			[]job.Job{{ID: "14", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 6},
-				{ID: "15", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, CPUs: 8}},
 			Stats{Rows: 2, Jobs: 2}},
 		{"heterogeneous job component kept, step of it skipped", Options{}, head +
 			"8+0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n8+0.0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n",
@@ -182,7 +175,6 @@ func TestReadSacctBad(t *testing.T) {
 		{"bad TimelimitRaw", "JobID|JobName|User|Submit|ElapsedRaw|TimelimitRaw|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|1h|gres/gpu=1\n", 2, "TimelimitRaw", nil},
 		{"array id not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n7|x_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
 		{"array id empty", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
-		{"bad CPU count", head + "2|a|u|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:00|01:00:00|gpu1|gres/gpu=1,cpu=-1|COMPLETED\n", 2, "AllocTRES", nil},
 		{"pipe in a submit line that is not the last field", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|SubmitLine|State\n1|a|u|2026-01-01T00:00:00|5|gres/gpu=1|a | b|COMPLETED\n", 2, "", nil},
 		{"bad NNodes", "JobID|JobName|User|Submit|ElapsedRaw|NNodes|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|-1|gres/gpu=1\n", 2, "NNodes", ErrValue},
 	}
@@ -238,29 +230,6 @@ func TestTresGPUs(t *testing.T) {
 		got, err := tresGPUs(tc.in)
 		if (err != nil) != tc.bad || got != tc.want {
 			t.Errorf("tresGPUs(%q) = %d, %v; want %d, bad %v", tc.in, got, err, tc.want, tc.bad)
-		}
-	}
-}
-
-func TestTresCPUs(t *testing.T) {
-	tests := []struct {
-		in   string
-		cpus int
-		bad  bool
-	}{
-		{"billing=8,cpu=8,gres/gpu=4,mem=64G,node=1", 8, false},
-		{"mem=lots,cpu=1", 1, false}, // memory is not read
-		{"gres/gpu=2", 0, false},
-		{"", 0, false},
-		{"cpu=0", 0, false},
-		{"cpu=1.5", 0, true},
-		{"cpu=-1", 0, true},
-		{"cpu=99999999999", 0, true},
-	}
-	for _, tc := range tests {
-		cpus, err := tresCPUs(tc.in)
-		if (err != nil) != tc.bad || cpus != tc.cpus {
-			t.Errorf("tresCPUs(%q) = %d, %v; want %d, bad %v", tc.in, cpus, err, tc.cpus, tc.bad)
 		}
 	}
 }

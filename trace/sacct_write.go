@@ -36,8 +36,8 @@ var SacctWriteFields = []string{
 //     array id reads back; empty for a job outside arrays whose id holds
 //     '_' (the reader then takes JobIDRaw alone, and no array);
 //   - Nodes: NNodes, empty when 0;
-//   - GPUs: AllocTRES "cpu=C,gres/gpu=N,node=M" (cpu when known; a job
-//     without GPUs has no gres/gpu entry and is skipped by the reader);
+//   - GPUs: AllocTRES "gres/gpu=N,node=M" (a job without GPUs has no
+//     gres/gpu entry and is skipped by the reader);
 //   - Command is a hash with no sacct field (sacct prints WorkDir and
 //     SubmitLine, of which it is made) and is dropped;
 //   - Profile and Iterations are not sacct fields and are dropped: a
@@ -116,13 +116,7 @@ func sacctRecord(rec []string, j *job.Job, task int) error {
 	if j.Nodes > 0 {
 		nodes = strconv.Itoa(j.Nodes)
 	}
-	if j.CPUs < 0 {
-		return fmt.Errorf("%w: %d CPUs", ErrValue, j.CPUs)
-	}
 	var tres []string
-	if j.CPUs > 0 {
-		tres = append(tres, "cpu="+strconv.Itoa(j.CPUs))
-	}
 	if j.GPUs > 0 {
 		tres = append(tres, "gres/gpu="+strconv.Itoa(j.GPUs))
 	}

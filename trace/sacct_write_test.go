@@ -52,7 +52,7 @@ func TestWriteSacctRoundTrip(t *testing.T) {
 			{ID: "10", Submit: t0 + 0.9, User: "alice", Name: "train-bert run3", Account: "nlp", Partition: "gpu", QOS: "normal",
 				GPUs: 16, Nodes: 2, RunTime: 3600.4, TimeLimit: 7200, State: "COMPLETED", Profile: "bert-large", Iterations: 1000},
 			{ID: "9", Submit: t0 + 0.2, User: "bob", GPUs: 1, RunTime: 0.3, TimeLimit: 61, State: "FAILED",
-				CPUs: 6, Command: job.CommandKey("/w", "sbatch x.sh")}, // 1 s, 2 min; ties 10 on submit; the command is dropped
+				Command: job.CommandKey("/w", "sbatch x.sh")}, // 1 s, 2 min; ties 10 on submit; the command is dropped
 			{ID: "123_4", Submit: t0 + 5, User: " carol ", Name: " x ", GPUs: 2, RunTime: 59.5, State: "TIMEOUT"},
 			{ID: "11", Submit: t0 + 6, User: "dave", GPUs: 0, RunTime: 10, State: "COMPLETED"},      // CPU job: skipped
 			{ID: "12", Submit: t0 + 7, User: "erin", GPUs: 4, RunTime: 0, State: "CANCELLED"},       // never ran: skipped

@@ -237,7 +237,7 @@ func (f *Fake) Finish(id string, gpusPerNode int, runTime time.Duration) {
 		f.acct = append(f.acct, job.Job{ID: j.ID, Submit: float64(j.Submit.Unix()), User: j.User, Name: j.Name,
 			Account: j.Account, Partition: j.Partition, QOS: j.QOS, GPUs: j.GPUs.Total,
 			RunTime: runTime.Seconds(), TimeLimit: j.TimeLimit.Seconds(), State: "COMPLETED",
-			Nodes: len(j.Nodes), CPUs: j.CPUs, Command: j.Command})
+			Nodes: len(j.Nodes), Command: j.Command})
 	}
 }
 
