@@ -30,21 +30,18 @@ type Encoder struct {
 // FitEncoder builds the vocabularies from training rows and their log run
 // time targets y.
 func FitEncoder(rows []Row, y []float64) *Encoder {
-	return fitEncoder(len(rows), func(i int) (*[NumCat]string, *Optional) { return &rows[i].Cat, &rows[i].Opt }, y)
+	return fitEncoder(len(rows), func(i int) (*[NumCat]string, bool) { return &rows[i].Cat, rows[i].Opt.has(OptCommand) }, y)
 }
 
-// fitEncoder is FitEncoder over n rows whose categorical and optional
-// values row gives.
-func fitEncoder(n int, row func(i int) (*[NumCat]string, *Optional), y []float64) *Encoder {
+// fitEncoder is FitEncoder over n rows whose categorical values, and
+// whether they have a command, row gives.
+func fitEncoder(n int, row func(i int) (*[NumCat]string, bool), y []float64) *Encoder {
 	e := &Encoder{}
 	for c := 0; c < NumCat; c++ {
 		e.Vocab[c] = vocabulary(n, func(i int) string { cat, _ := row(i); return cat[c] }, y)
 	}
-	for i := 0; i < n; i++ {
-		_, o := row(i)
-		for k := range e.Use {
-			e.Use[k] = e.Use[k] || o.has(k)
-		}
+	for i := 0; i < n && !e.Use[OptCommand]; i++ {
+		_, e.Use[OptCommand] = row(i)
 	}
 	e.buildIndex()
 	return e
@@ -117,10 +114,14 @@ func (e *Encoder) Names() []string {
 
 // Encode appends r's feature vector (NumFeatures values) to dst.
 func (e *Encoder) Encode(dst []float64, r *Row) []float64 {
-	return e.encode(dst, &r.Cat, r.Num, &r.Opt)
+	var cmd [numCommandCols]float64
+	return e.encode(dst, &r.Cat, r.Num, r.Opt.columns(&cmd))
 }
 
-func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64, opt *Optional) []float64 {
+// encode appends the feature vector of a row with categorical values cat,
+// numeric features num (schema 1) and command columns cmd (nil: no
+// command).
+func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num, cmd []float64) []float64 {
 	for c := 0; c < NumCat; c++ {
 		v, ok := e.index[c][cat[c]]
 		if !ok {
@@ -129,16 +130,12 @@ func (e *Encoder) encode(dst []float64, cat *[NumCat]string, num []float64, opt 
 		dst = append(dst, v)
 	}
 	dst = append(dst, num...)
-	nan := math.NaN()
 	if e.Use[OptCommand] {
-		switch s := &opt.Cmd; {
-		case !opt.has(OptCommand):
-			dst = append(dst, nan, nan, nan)
-		case s.Count == 0:
-			dst = append(dst, 0, nan, nan)
-		default:
-			dst = append(dst, math.Log1p(float64(s.Count)), s.Last, s.Median)
+		if cmd == nil {
+			nan := math.NaN()
+			return append(dst, nan, nan, nan)
 		}
+		dst = append(dst, cmd...)
 	}
 	return dst
 }

@@ -73,15 +73,22 @@ type Optional struct {
 	Cmd GroupStats
 }
 
-// noOptional is the optional features of a row that has none.
-var noOptional Optional
+// numCommandCols is the number of columns of OptCommand.
+const numCommandCols = 3
 
-// orNone returns o, or the empty optional features when o is nil.
-func (o *Optional) orNone() *Optional {
-	if o == nil {
-		return &noOptional
+// columns writes o's command columns to buf and returns them, or nil when
+// o has no command: log(1+count), last and median log run time (NaN when
+// the command has no finished run).
+func (o *Optional) columns(buf *[numCommandCols]float64) []float64 {
+	if !o.has(OptCommand) {
+		return nil
 	}
-	return o
+	if s := &o.Cmd; s.Count > 0 {
+		*buf = [numCommandCols]float64{math.Log1p(float64(s.Count)), s.Last, s.Median}
+	} else {
+		*buf = [numCommandCols]float64{0, math.NaN(), math.NaN()}
+	}
+	return buf[:]
 }
 
 // has reports whether optional feature k is known.

@@ -93,10 +93,11 @@ func TrainRows(rows []Row, y []float64, failed []bool, cfg TrainConfig) (*Model,
 // (once the job has finished) its log run time and failure flag.
 type trainRow struct {
 	cat [NumCat]string
-	num []float64
-	// opt is the row's optional features, nil when it has none (a history
-	// without commands keeps 8 bytes a row for them, not 96).
-	opt       *Optional
+	// num holds the numeric features of schema 1, followed by the command
+	// columns when the row has a command (Optional.columns): a trainRow
+	// stays 128 bytes, the most a map keeps inline (Forest.rows; a larger
+	// value is allocated on its own, 120 MB more in a 1M-job replay).
+	num       []float64
 	offset    float64
 	y         float64
 	failed    bool
@@ -104,11 +105,12 @@ type trainRow struct {
 }
 
 func compact(r *Row) trainRow {
-	var opt *Optional
-	if r.Opt.Command != "" {
-		opt = &Optional{Command: r.Opt.Command, Cmd: r.Opt.Cmd}
+	num := r.Num
+	var buf [numCommandCols]float64
+	if cmd := r.Opt.columns(&buf); cmd != nil {
+		num = append(append(make([]float64, 0, len(r.Num)+len(cmd)), r.Num...), cmd...)
 	}
-	return trainRow{cat: r.Cat, num: r.Num, opt: opt, offset: Offset(r), noHistory: r.All.Count == 0}
+	return trainRow{cat: r.Cat, num: num, offset: Offset(r), noHistory: r.All.Count == 0}
 }
 
 // trainData keeps the feature matrix of trainCompact between trainings:
@@ -131,7 +133,7 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 			y[i] -= tr[i].offset
 		}
 	}
-	enc := fitEncoder(len(tr), func(i int) (*[NumCat]string, *Optional) { return &tr[i].cat, tr[i].opt.orNone() }, y)
+	enc := fitEncoder(len(tr), func(i int) (*[NumCat]string, bool) { return &tr[i].cat, len(tr[i].num) > NumNum }, y)
 	nf := enc.NumFeatures()
 	var data []float64
 	if d, ok := trainData.Get().(*[]float64); ok {
@@ -140,7 +142,11 @@ func trainCompact(tr []trainRow, cfg TrainConfig) (*Model, error) {
 	x := &Matrix{Rows: len(tr), Cols: nf, Data: slices.Grow(data[:0], len(tr)*nf)}
 	defer func() { trainData.Put(&x.Data) }()
 	for i := range tr {
-		x.Data = enc.encode(x.Data, &tr[i].cat, tr[i].num, tr[i].opt.orNone())
+		num, cmd := tr[i].num, []float64(nil)
+		if len(num) > NumNum {
+			num, cmd = num[:NumNum], num[NumNum:]
+		}
+		x.Data = enc.encode(x.Data, &tr[i].cat, num, cmd)
 	}
 	var w []float64
 	if cfg.FailWeight != 1 {

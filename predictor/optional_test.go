@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/asrpt/asrpt/job"
 )
@@ -168,5 +169,14 @@ func TestCommandBaseline(t *testing.T) {
 				t.Errorf("baseline %g s, want %g s", got, want)
 			}
 		})
+	}
+}
+
+// TestTrainRowInline: a trainRow stays within the 128 bytes a Go map keeps
+// inline (Forest.rows holds one per waiting job; a larger value is
+// allocated on its own).
+func TestTrainRowInline(t *testing.T) {
+	if n := unsafe.Sizeof(trainRow{}); n > 128 {
+		t.Errorf("trainRow is %d bytes, want at most 128", n)
 	}
 }
