@@ -1,6 +1,7 @@
 package job
 
 import (
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -8,18 +9,18 @@ import (
 
 // CommandKey returns the Command of a job that was submitted by
 // submitLine (Slurm's SubmitLine, e.g. "sbatch --gres=gpu:4 train.sh
-// --epochs 90") from the directory workDir (Slurm's WorkDir): a 16-digit
-// hex hash of the two, with runs of white space counted as one space and
-// the ends trimmed. It is "" when the submit line is empty: a directory
-// alone is not a command (one user submits everything from the same
-// one), and a key made of it would pool unrelated jobs. The text is
+// --epochs 90") from the directory workDir (Slurm's WorkDir): an FNV-64a
+// hash of the two, with runs of white space counted as one space and the
+// ends trimmed. It is 0 (no command) when the submit line is empty: a
+// directory alone is not a command (one user submits everything from the
+// same one), and a key made of it would pool unrelated jobs. The text is
 // user-written and may hold anything (paths, arguments, secrets): only the
 // hash is kept, so a model file or trace written from it does not repeat
-// it.
-func CommandKey(workDir, submitLine string) string {
+// it. A hash that comes out 0 is taken as 1.
+func CommandKey(workDir, submitLine string) uint64 {
 	workDir, submitLine = strings.TrimSpace(workDir), strings.TrimSpace(submitLine)
 	if submitLine == "" {
-		return ""
+		return 0
 	}
 	h := fnv.New64a()
 	for i, s := range [2]string{workDir, submitLine} {
@@ -33,6 +34,27 @@ func CommandKey(workDir, submitLine string) string {
 			h.Write([]byte(f))
 		}
 	}
-	k := strconv.FormatUint(h.Sum64(), 16)
-	return strings.Repeat("0", 16-len(k)) + k
+	return max(h.Sum64(), 1)
+}
+
+// FormatCommand writes a Command as traces hold it: 16 hex digits, "" for
+// 0 (no command).
+func FormatCommand(c uint64) string {
+	if c == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%016x", c)
+}
+
+// ParseCommand reads what FormatCommand writes: "" is 0; anything but 1 to
+// 16 hex digits is an error.
+func ParseCommand(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	c, err := strconv.ParseUint(s, 16, 64)
+	if err != nil || len(s) > 16 || strings.ContainsAny(s, "+-xX_") {
+		return 0, fmt.Errorf("command %.32q is not 1 to 16 hex digits", s)
+	}
+	return c, nil
 }

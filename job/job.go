@@ -37,9 +37,11 @@ type Job struct {
 	ArrayJobID string
 	// Command identifies how the job was started: CommandKey of its
 	// working directory and submit line (Slurm's WorkDir and SubmitLine),
-	// "" when the submit line is not known. Jobs submitted by the same command line
-	// from the same directory share it; the text itself is not kept.
-	Command string
+	// 0 when the submit line is not known. Jobs submitted by the same
+	// command line from the same directory share it; the text itself is
+	// not kept. A number, not text: a string would grow every job by 16
+	// bytes (job.Job is allocated once per replayed job).
+	Command uint64
 }
 
 // Profiled reports whether the job carries a model profile.

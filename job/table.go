@@ -136,7 +136,7 @@ func (t *Table) encode(j *Job) (record, error) {
 		user: t.handle(j.User), account: t.handle(j.Account),
 		partition: t.handle(j.Partition), qos: t.handle(j.QOS), state: t.handle(j.State), profile: t.handle(j.Profile),
 		array: t.handle(j.ArrayJobID), preemptible: j.Preemptible,
-		command: t.handle(j.Command)}
+		command: t.handle(FormatCommand(j.Command))}
 	t.text = append(t.text, j.ID...)
 	t.text = append(t.text, j.Name...)
 	return r, nil
@@ -165,6 +165,13 @@ func (t *Table) handle(s string) uint32 {
 	return h
 }
 
+// command reads back a Command kept as its FormatCommand text (a handle:
+// the record stays 88 bytes, and commands repeat).
+func (t *Table) command(h uint32) uint64 {
+	c, _ := ParseCommand(t.str(h)) // written by FormatCommand
+	return c
+}
+
 func (t *Table) str(h uint32) string {
 	if h == 0 {
 		return ""
@@ -180,7 +187,7 @@ func (t *Table) Job(i int) Job {
 		Account: t.str(r.account), Partition: t.str(r.partition),
 		QOS: t.str(r.qos), GPUs: int(r.gpus), Nodes: int(r.nodes), RunTime: r.runTime, TimeLimit: r.timeLimit,
 		State: t.str(r.state), Profile: t.str(r.profile), Iterations: r.iterations, Preemptible: r.preemptible,
-		ArrayJobID: t.str(r.array), Command: t.str(r.command)}
+		ArrayJobID: t.str(r.array), Command: t.command(r.command)}
 }
 
 // Jobs returns every job as a slice of Job values, in order.

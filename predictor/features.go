@@ -64,10 +64,10 @@ var optColumns = []struct {
 	opt  int
 }{{"cmd_count", OptCommand}, {"cmd_last", OptCommand}, {"cmd_median", OptCommand}}
 
-// Optional holds a job's optional features: its command, "" where
+// Optional holds a job's optional features: its command, 0 where
 // unknown, and the statistics of the command's finished runs.
 type Optional struct {
-	Command string // job.Command
+	Command uint64 // job.Command
 	// Cmd is the statistics of the runs of Command that finished before
 	// the job was submitted (Count 0: none, or no command).
 	Cmd GroupStats
@@ -92,7 +92,7 @@ func (o *Optional) columns(buf *[numCommandCols]float64) []float64 {
 }
 
 // has reports whether optional feature k is known.
-func (o *Optional) has(k int) bool { return k == OptCommand && o.Command != "" }
+func (o *Optional) has(k int) bool { return k == OptCommand && o.Command != 0 }
 
 // FeatureNames returns the names of the feature vector of schema 1, in
 // order: the categorical features, then the numeric ones. An encoder

@@ -202,7 +202,7 @@ type groupKey struct{ user, family string }
 // commandKey identifies a command (job.Command) within a group.
 type commandKey struct {
 	group   groupKey
-	command string
+	command uint64
 }
 
 // History holds the finished jobs known at some instant, summarised per
@@ -263,7 +263,7 @@ func (h *History) add(j *job.Job, fam string, end float64) {
 		}
 		l.add(lr, end, failed)
 	}
-	if ck := (commandKey{gk, j.Command}); j.Command != "" {
+	if ck := (commandKey{gk, j.Command}); j.Command != 0 {
 		c := h.command[ck]
 		if c == nil && len(h.command) < MaxCommands {
 			c = &groupAcc{}
@@ -299,13 +299,13 @@ func (h *History) Limit(j *job.Job) GroupStats {
 }
 
 // Command returns the statistics of the jobs of j's (user, family) group
-// run by j's command (job.Command; empty when it is "").
+// run by j's command (job.Command; empty when it is 0).
 func (h *History) Command(j *job.Job) GroupStats {
 	return h.commandStats(j.User, Family(j.Name), j.Command)
 }
 
-func (h *History) commandStats(user, fam, command string) GroupStats {
-	if command == "" {
+func (h *History) commandStats(user, fam string, command uint64) GroupStats {
+	if command == 0 {
 		return emptyStats()
 	}
 	return h.command[commandKey{groupKey{user, fam}, command}].stats()

@@ -126,9 +126,9 @@ func TestHistoryCommandBound(t *testing.T) {
 	h := NewHistory()
 	g := groupKey{"u", "a"}
 	for i := 0; i < MaxCommands; i++ {
-		h.command[commandKey{g, fmt.Sprint(i)}] = &groupAcc{}
+		h.command[commandKey{g, uint64(i + 1)}] = &groupAcc{}
 	}
-	fresh, kept := &job.Job{User: "u", Name: "a", RunTime: 100, Command: "new"}, &job.Job{User: "u", Name: "a", RunTime: 100, Command: "7"}
+	fresh, kept := &job.Job{User: "u", Name: "a", RunTime: 100, Command: MaxCommands + 5}, &job.Job{User: "u", Name: "a", RunTime: 100, Command: 7}
 	h.Add(fresh, 100)
 	h.Add(kept, 100)
 	if len(h.command) != MaxCommands || h.Command(fresh).Count != 0 || h.Command(kept).Count != 1 {

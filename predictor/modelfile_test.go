@@ -209,7 +209,7 @@ func FuzzDecodeModel(f *testing.F) {
 				return
 			}
 			// A decoded model must predict without panicking.
-			r := Row{Num: make([]float64, NumNum), Opt: Optional{Command: "x", Cmd: GroupStats{Count: 3, Last: 4, Median: 5}}}
+			r := Row{Num: make([]float64, NumNum), Opt: Optional{Command: 1, Cmd: GroupStats{Count: 3, Last: 4, Median: 5}}}
 			for i := range r.Num {
 				r.Num[i] = math.NaN()
 			}

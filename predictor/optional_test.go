@@ -38,7 +38,7 @@ func TestOptionalFeaturesLearnCommand(t *testing.T) {
 	strip := func(jobs []job.Job) []job.Job {
 		out := slices.Clone(jobs)
 		for i := range out {
-			out[i].Command = ""
+			out[i].Command = 0
 		}
 		return out
 	}
@@ -81,7 +81,7 @@ func TestModelFileOptional(t *testing.T) {
 	cfg := DefaultTrainConfig()
 	cfg.Forest.Trees = 6
 	jobs := withCommands(300, 3)
-	jobs[0].Command = "" // a row without a command: the feature is still used
+	jobs[0].Command = 0 // a row without a command: the feature is still used
 	m, err := Train(jobs, cfg)
 	if err != nil {
 		t.Fatal(err)

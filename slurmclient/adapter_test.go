@@ -144,7 +144,7 @@ func TestAdapterJobs(t *testing.T) {
 						j.ID, hasLine, r.api, commandUsesSubmitLine[r.api])
 				}
 				if c := job.CommandKey(cwd, line); j.Command != c || cwd == "" {
-					t.Errorf("job %s: Command %q, want %q (work dir %q)", j.ID, j.Command, c, cwd)
+					t.Errorf("job %s: Command %x, want %x (work dir %q)", j.ID, j.Command, c, cwd)
 				}
 			}
 			if !slices.IsSortedFunc(jobs, func(a, b Job) int { return len(a.ID) - len(b.ID) }) {
@@ -282,8 +282,8 @@ func TestAdapterAccounting(t *testing.T) {
 					t.Errorf("unexpected job %s", j.ID)
 					continue
 				}
-				if c := job.CommandKey(w.workDir, w.line); j.Command != c || (c == "") != (w.line == "") {
-					t.Errorf("job %s: Command %q, want %q", j.ID, j.Command, c)
+				if c := job.CommandKey(w.workDir, w.line); j.Command != c || (c == 0) != (w.line == "") {
+					t.Errorf("job %s: Command %x, want %x", j.ID, j.Command, c)
 				}
 			}
 			// A window that ends before the first job ends holds none.
@@ -312,7 +312,7 @@ func TestAdapterAccountingTres(t *testing.T) {
 	}
 	type res struct {
 		gpus    int
-		command string
+		command uint64
 	}
 	const dir, line = "/home/u/run", "sbatch  --gres=gpu:2 train.sh --lr 0.1"
 	jobs := []struct {
@@ -329,7 +329,7 @@ func TestAdapterAccountingTres(t *testing.T) {
 			res{1, job.CommandKey(dir, "")}, res{1, job.CommandKey(dir, "")}},
 		// A submit line without a work dir.
 		{103, tres(1), tres(3), "", line,
-			res{1, ""}, res{1, job.CommandKey("", line)}},
+			res{1, 0}, res{1, job.CommandKey("", line)}},
 		// Nothing known.
 		{104, nil, nil, "", "", res{}, res{}},
 	}

@@ -124,13 +124,13 @@ type Job struct {
 	GPUs GPURequest
 	// Command is job.CommandKey of the job's working directory and submit
 	// line on a REST API version whose job list reports the submit line
-	// (v0.0.44); "" on v0.0.38 and v0.0.42, whose job lists have none (a
+	// (v0.0.44); 0 on v0.0.38 and v0.0.42, whose job lists have none (a
 	// directory alone is no command), and when it is empty. It is the key
 	// AccountingJobs gives the job's accounting record on the same
 	// version, so that a model trained on accounting reads a pending job's
 	// Command alike. The text is user-written: it is only hashed, never
 	// kept.
-	Command string
+	Command uint64
 	// RequiredNodes and ExcludedNodes are the node names the job must and
 	// must not run on (ReqNodeList, ExcNodeList), expanded from hostlists.
 	RequiredNodes, ExcludedNodes []string

@@ -76,8 +76,8 @@ func TestCommandMatchesAccounting(t *testing.T) {
 				if err != nil {
 					t.Fatalf("job %s: %v", a.ID, err)
 				}
-				if j.Command != a.Command || (j.Command != "") != commandUsesSubmitLine[r.api] {
-					t.Errorf("job %s: job list Command %q, accounting %q", a.ID, j.Command, a.Command)
+				if j.Command != a.Command || (j.Command != 0) != commandUsesSubmitLine[r.api] {
+					t.Errorf("job %s: job list Command %x, accounting %x", a.ID, j.Command, a.Command)
 				}
 				matched++
 			}

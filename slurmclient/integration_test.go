@@ -606,14 +606,14 @@ func TestLiveCommandMatchesAccounting(t *testing.T) {
 			l.submit(t, "alice", 1, "--gres=gpu:1", "--begin=now+3600"),
 			l.submit(t, "alice", 2, "--gres=gpu:1", "--begin=now+3600"),
 		}
-		pending := map[string]string{} // job id → command key
+		pending := map[string]uint64{} // job id → command key
 		for _, id := range ids {
 			j, err := c.Job(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if j.State != "PENDING" || (j.Command != "") != (l.Version >= "25.11") {
-				t.Fatalf("job %s waiting on %s: state %s, command %q; want PENDING, a key from 25.11 on", id, l.Version, j.State, j.Command)
+			if j.State != "PENDING" || (j.Command != 0) != (l.Version >= "25.11") {
+				t.Fatalf("job %s waiting on %s: state %s, command %x; want PENDING, a key from 25.11 on", id, l.Version, j.State, j.Command)
 			}
 			pending[id] = j.Command
 			l.run(t, "scontrol", "update", "jobid="+id, "starttime=now")
@@ -625,13 +625,13 @@ func TestLiveCommandMatchesAccounting(t *testing.T) {
 			l.waitState(t, id, "COMPLETED", 90*time.Second)
 		}
 		deadline := time.Now().Add(60 * time.Second)
-		var ended map[string]string
+		var ended map[string]uint64
 		for {
 			js, err := c.AccountingJobs(ctx, from, time.Now().Add(2*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ended = map[string]string{}
+			ended = map[string]uint64{}
 			for _, j := range js {
 				if _, ok := pending[j.ID]; ok {
 					ended[j.ID] = j.Command
@@ -647,7 +647,7 @@ func TestLiveCommandMatchesAccounting(t *testing.T) {
 		}
 		for id, want := range pending {
 			if got := ended[id]; got != want {
-				t.Errorf("job %s: accounting command %q, job list %q", id, got, want)
+				t.Errorf("job %s: accounting command %x, job list %x", id, got, want)
 			}
 		}
 	})

@@ -21,7 +21,7 @@ import (
 // record will have, for a model trained on accounting to read it alike, so
 // both sides hash only what both report: nothing: V0042JobInfo, the job
 // list, has no submit_line (accounting's is not read either), and a
-// directory alone is no command (job.CommandKey gives "").
+// directory alone is no command (job.CommandKey gives 0).
 type v0042 struct {
 	rest
 }

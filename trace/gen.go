@@ -144,11 +144,11 @@ var ErrConfig = errors.New("trace: bad generator config")
 // Bounds of GenConfig that callers check their own flags against.
 const (
 	// MaxGenJobs bounds GenConfig.Jobs: 2^24 (16,777,216) jobs. The job
-	// slice is allocated up front at 216 bytes a job (job.Job), some 261
-	// bytes with the ids, names and the generator's own arrays: 4.4 GB
-	// at the bound; `asrpt replay --jobs` then holds some 415 bytes a job
-	// (10M jobs: 4.2 GB), 7.0 GB at the bound (figures measured at 200
-	// bytes a job and scaled by the 16 bytes of Command). 2^28 jobs asked 47 GB of
+	// slice is allocated up front at 208 bytes a job (job.Job), some 253
+	// bytes with the ids, names and the generator's own arrays: 4.2 GB
+	// at the bound; `asrpt replay --jobs` then holds some 410 bytes a job
+	// (10M jobs: 4.1 GB), 6.9 GB at the bound (figures measured at 200
+	// bytes a job and scaled by the 8 bytes of Command). 2^28 jobs asked 47 GB of
 	// the generator alone (`replay --jobs 100000000` died allocating 17.6
 	// GB); 2^24 leaves a 16 GB machine room for the replay. Larger traces
 	// can be written by several runs with other seeds and starts.
@@ -358,7 +358,7 @@ func GenerateContext(ctx context.Context, cfg GenConfig) ([]job.Job, error) {
 		f := u.families[pick(g.rng, u.cum)]
 		fm := &g.families[f]
 		tasks, mu, sigma := 1, fm.mu, fm.sigma
-		command := ""
+		var command uint64
 		if g.cmdRNG != nil {
 			var shift float64
 			command, shift = g.command(fm)
@@ -413,7 +413,7 @@ type gen struct {
 
 // command draws one of f's argument sets: the job's Command and the set's
 // z_c.
-func (g *gen) command(f *family) (string, float64) {
+func (g *gen) command(f *family) (uint64, float64) {
 	r := g.cmdRNG
 	if f.commands == nil {
 		f.commands = make([]float64, g.cfg.Commands)

@@ -505,20 +505,20 @@ func TestGenerateCommands(t *testing.T) {
 		return ss / df
 	}
 	families, commands := map[string]*acc{}, map[string]*acc{}
-	perFamily := map[string]map[string]bool{}
+	perFamily := map[string]map[uint64]bool{}
 	for i := range jobs {
 		j := &jobs[i]
-		if j.Command == "" {
+		if j.Command == 0 {
 			t.Fatalf("job %s has no command", j.ID)
 		}
 		fam := j.User + "\x00" + familyStem(j.Name)
 		if perFamily[fam] == nil {
-			perFamily[fam] = map[string]bool{}
+			perFamily[fam] = map[uint64]bool{}
 		}
 		perFamily[fam][j.Command] = true
 		if j.State == "COMPLETED" {
 			add(families, fam, math.Log(j.RunTime))
-			add(commands, j.Command, math.Log(j.RunTime))
+			add(commands, job.FormatCommand(j.Command), math.Log(j.RunTime))
 		}
 	}
 	for fam, cs := range perFamily {
@@ -535,7 +535,7 @@ func TestGenerateCommands(t *testing.T) {
 	none.Commands = 0
 	plain, _ := Generate(none)
 	for i := range plain {
-		if plain[i].Command != "" {
+		if plain[i].Command != 0 {
 			t.Fatalf("job %s has a command without --commands", plain[i].ID)
 		}
 	}

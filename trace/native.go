@@ -44,10 +44,6 @@ var Columns = [numCols]string{
 	"array_job_id", "command",
 }
 
-// MaxCommandLen bounds the command column, bytes: it holds a key
-// (job.CommandKey writes 16 hex digits), not the command line.
-const MaxCommandLen = 256
-
 // requiredCols must be present in every native trace.
 var requiredCols = []int{colID, colSubmit, colGPUs, colRunTime}
 
@@ -140,10 +136,9 @@ func (r *nativeRow) set(col int, v string) error {
 	case colArray:
 		j.ArrayJobID = r.in.get(v)
 	case colCommand:
-		if len(v) > MaxCommandLen {
-			return fmt.Errorf("%w: command key of %d bytes, want at most %d (MaxCommandLen)", ErrValue, len(v), MaxCommandLen)
+		if j.Command, err = job.ParseCommand(v); err != nil {
+			return fmt.Errorf("%w: %w", ErrValue, err)
 		}
-		j.Command = r.in.get(v)
 	}
 	return err
 }
@@ -489,7 +484,7 @@ func WriteCSV(w io.Writer, jobs []job.Job) error {
 	cols := colArray // without the optional columns
 	for i := range jobs {
 		j := &jobs[i]
-		for c, used := range [...]bool{colArray: j.ArrayJobID != "", colCommand: j.Command != ""} {
+		for c, used := range [...]bool{colArray: j.ArrayJobID != "", colCommand: j.Command != 0} {
 			if used {
 				cols = max(cols, c+1)
 			}
@@ -532,7 +527,7 @@ func csvRecord(j *job.Job, rec []string) {
 		rec[colIterations] = fmtFloat(j.Iterations)
 	}
 	rec[colArray] = j.ArrayJobID
-	rec[colCommand] = j.Command
+	rec[colCommand] = job.FormatCommand(j.Command)
 }
 
 // CheckJob returns nil when the native reader accepts j as one row, as
@@ -591,7 +586,7 @@ func WriteJSONL(w io.Writer, jobs []job.Job) error {
 			}
 		}
 		if err := enc.Encode(jsonJob{j.ID, j.Submit, j.User, j.Name, j.Account, j.Partition, j.QOS,
-			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID, j.Command}); err != nil {
+			j.GPUs, j.Nodes, j.RunTime, j.TimeLimit, j.State, j.Profile, j.Iterations, j.ArrayJobID, job.FormatCommand(j.Command)}); err != nil {
 			return fmt.Errorf("trace: write jsonl: %w", err)
 		}
 	}

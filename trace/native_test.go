@@ -209,7 +209,7 @@ func TestNativeOptionalColumns(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"command\n" + strings.Repeat("x", MaxCommandLen+1)} {
+	for _, bad := range []string{"command\nxyz", "command\n" + strings.Repeat("1", 17), "command\n-5"} {
 		col, v, _ := strings.Cut(bad, "\n")
 		in := "id,submit,gpus,run_time," + col + "\n1,0,1,5," + v + "\n"
 		var pe *ParseError

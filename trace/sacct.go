@@ -351,7 +351,7 @@ func sacctRow(get func(int) string, pos [numSacct]int, loc *time.Location, in in
 	if err != nil {
 		return j, 0, sacctNames[tresField], err
 	}
-	j.Command = in.get(job.CommandKey(get(sWorkDir), get(sSubmitLine)))
+	j.Command = job.CommandKey(get(sWorkDir), get(sSubmitLine))
 
 	switch {
 	case jobstate.Unfinished(j.State), pos[sEnd] >= 0 && !endKnown, !runKnown:

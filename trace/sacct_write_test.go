@@ -23,7 +23,7 @@ func sacctRounded(jobs []job.Job) []job.Job {
 		}
 		j.RunTime = rt
 		j.TimeLimit = math.Ceil(j.TimeLimit/60) * 60
-		j.Profile, j.Iterations, j.Command = "", 0, ""
+		j.Profile, j.Iterations, j.Command = "", 0, 0
 		j.Name, j.User = strings.TrimSpace(j.Name), strings.TrimSpace(j.User)
 		if j.GPUs == 0 || j.RunTime == 0 {
 			continue // skipped by the reader
