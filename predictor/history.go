@@ -192,8 +192,8 @@ func emptyStats() GroupStats {
 // family) group) a History keeps statistics of: 2^18. Past it, a command
 // not seen yet gets none (its jobs are sized by their group, as without
 // commands), so that a history in which every submit line differs stays
-// bounded: about 300 bytes a command (BenchmarkHistoryAdd, commands=n),
-// 79 MB at the bound.
+// bounded: about 290 bytes a command (BenchmarkHistoryAdd, commands=n),
+// 77 MB at the bound.
 const MaxCommands = 1 << 18
 
 // groupKey identifies a (user, family) group.
