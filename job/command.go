@@ -52,8 +52,8 @@ func ParseCommand(s string) (uint64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	c, err := strconv.ParseUint(s, 16, 64)
-	if err != nil || len(s) > 16 || strings.ContainsAny(s, "+-xX_") {
+	c, err := strconv.ParseUint(s, 16, 64) // no sign, prefix or '_' with an explicit base
+	if err != nil || len(s) > 16 {
 		return 0, fmt.Errorf("command %.32q is not 1 to 16 hex digits", s)
 	}
 	return c, nil

@@ -16,7 +16,7 @@ const MinCategoryCount = 3
 // with similar run times); a value that was unseen or rarer than
 // MinCategoryCount in training becomes NaN, which the trees treat as
 // missing. The vector holds the features of schema 1 (FeatureNames), then
-// the optional features in Use, in optNames order.
+// the columns of the optional features in Use, in optColumns order.
 type Encoder struct {
 	// Vocab[c] lists the known values of categorical feature c; a value's
 	// code is its index.
@@ -99,7 +99,15 @@ func (e *Encoder) buildIndex() {
 }
 
 // NumFeatures returns the length of the vectors Encode appends.
-func (e *Encoder) NumFeatures() int { return NumCat + NumNum + len(e.Names()) - len(FeatureNames()) }
+func (e *Encoder) NumFeatures() int {
+	n := NumCat + NumNum
+	for _, c := range optColumns {
+		if e.Use[c.opt] {
+			n++
+		}
+	}
+	return n
+}
 
 // Names returns the names of the features Encode appends, in order.
 func (e *Encoder) Names() []string {

@@ -207,8 +207,8 @@ type commandKey struct {
 
 // History holds the finished jobs known at some instant, summarised per
 // (user, family), user, partition, time limit and command, and over all
-// jobs. The
-// caller decides what "known" means: History itself never reads a clock.
+// jobs. The caller decides what "known" means: History itself never reads
+// a clock.
 // Not safe for concurrent use.
 type History struct {
 	group     map[groupKey]*groupAcc

@@ -82,7 +82,6 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 			vocab[c] = []string{}
 		}
 	}
-
 	p := m.Config.Forest
 	hdr, err := json.Marshal(fileHeader{
 		SchemaVersion: SchemaVersion, Features: m.Encoder.Names(), Vocab: vocab,

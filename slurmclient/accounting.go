@@ -35,15 +35,6 @@ func (a *acctJob) addTres(typ, name string, count int64) {
 	}
 }
 
-// fallBackTo takes the GPU count from the requested TRES r (an acctJob
-// that addTres was called on for each requested entry) when none were
-// allocated (a job that never started).
-func (a *acctJob) fallBackTo(r acctJob) {
-	if a.GPUs == 0 {
-		a.GPUs = r.GPUs
-	}
-}
-
 // finishAccounting keeps finished jobs that ended in [from, to), converts
 // them to job.Job, and orders them by end time then id.
 func finishAccounting(in []acctJob, from, to time.Time) []job.Job {

@@ -290,11 +290,13 @@ func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		for _, t := range j.Tres.Allocated {
 			a.addTres(t.Type, deref(t.Name), deref(t.Count))
 		}
-		var req acctJob
-		for _, t := range j.Tres.Requested {
-			req.addTres(t.Type, deref(t.Name), deref(t.Count))
+		if a.GPUs == 0 {
+			for _, t := range j.Tres.Requested {
+				if t.Type == "gres" && deref(t.Name) == "gpu" {
+					a.GPUs = int(deref(t.Count))
+				}
+			}
 		}
-		a.fallBackTo(req)
 		out = append(out, a)
 	}
 	return finishAccounting(out, from, to), nil

@@ -232,11 +232,13 @@ func (c *v0042) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 			for _, t := range deref(j.Tres.Allocated) {
 				a.addTres(t.Type, deref(t.Name), deref(t.Count))
 			}
-			var req acctJob
-			for _, t := range deref(j.Tres.Requested) {
-				req.addTres(t.Type, deref(t.Name), deref(t.Count))
+			if a.GPUs == 0 {
+				for _, t := range deref(j.Tres.Requested) {
+					if t.Type == "gres" && deref(t.Name) == "gpu" {
+						a.GPUs = int(deref(t.Count))
+					}
+				}
 			}
-			a.fallBackTo(req)
 		}
 		out = append(out, a)
 	}
