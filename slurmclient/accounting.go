@@ -23,6 +23,11 @@ type acctJob struct {
 	// version's job list reports one too (v0.0.44), so that Command is the
 	// key the pending job had (Job.Command).
 	WorkDir, SubmitLine string
+	// HetLeader is the leader's job id when the record is a component of a
+	// heterogeneous job ("" otherwise), HetOffset its offset (0: the
+	// leader): finishAccounting merges the components into one job.
+	HetLeader string
+	HetOffset int
 }
 
 // addTres records the GPU and node counts of one allocated TRES entry.
@@ -36,7 +41,10 @@ func (a *acctJob) addTres(typ, name string, count int64) {
 }
 
 // finishAccounting keeps finished jobs that ended in [from, to), converts
-// them to job.Job, and orders them by end time then id.
+// them to job.Job, and orders them by end time then id. The components of
+// a heterogeneous job become one job under the leader's id, with the GPUs
+// and nodes of all of them (job.MergeHet): the unit the sidecar ranks,
+// as the sacct reader makes it (trace/FORMAT.md).
 func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 	slices.SortFunc(in, func(a, b acctJob) int {
 		if a.End != b.End {
@@ -48,6 +56,7 @@ func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 		return strings.Compare(a.ID, b.ID)
 	})
 	out := []job.Job{}
+	units := map[string]int{} // a heterogeneous job's leader id → its index in out
 	for _, a := range in {
 		st := strings.ToUpper(strings.TrimSpace(a.State))
 		if a.End <= 0 || st == "" || jobstate.Unfinished(st) {
@@ -70,6 +79,14 @@ func finishAccounting(in []acctJob, from, to time.Time) []job.Job {
 		}
 		if a.LimitSet && a.LimitMin > 0 && a.LimitMin < 0xFFFFFFFE {
 			j.TimeLimit = float64(a.LimitMin * 60)
+		}
+		if a.HetLeader != "" {
+			if i, ok := units[a.HetLeader]; ok {
+				job.MergeHet(&out[i], &j, a.HetOffset == 0)
+				continue
+			}
+			j.ID = a.HetLeader
+			units[a.HetLeader] = len(out)
 		}
 		out = append(out, j)
 	}

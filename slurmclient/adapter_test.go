@@ -352,17 +352,7 @@ func TestAdapterAccountingTres(t *testing.T) {
 				}
 				list = append(list, m)
 			}
-			b, err := json.Marshal(map[string]any{"jobs": list})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := newFake(t)
-			_, db := prefixes(api)
-			f.set("GET", db+"/jobs", 200, b)
-			got, err := f.client(t, api).AccountingJobs(ctxT(t), time.Unix(1000, 0), time.Unix(2000, 0))
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := accountingOf(t, api, list)
 			if len(got) != len(jobs) {
 				t.Fatalf("got %d jobs, want %d", len(got), len(jobs))
 			}
@@ -375,6 +365,74 @@ func TestAdapterAccountingTres(t *testing.T) {
 				if j.ID != fmt.Sprint(jobs[i].id) || g != w {
 					t.Errorf("job %s: got %+v, want %+v", j.ID, g, w)
 				}
+			}
+		})
+	}
+}
+
+// accountingOf is what api's AccountingJobs returns for [1000, 2000) when
+// slurmdbd answers with jobs.
+func accountingOf(t *testing.T, api string, jobs []map[string]any) []job.Job {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"jobs": jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(t)
+	_, db := prefixes(api)
+	f.set("GET", db+"/jobs", 200, b)
+	got, err := f.client(t, api).AccountingJobs(ctxT(t), time.Unix(1000, 0), time.Unix(2000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestAdapterAccountingHet: the components of a heterogeneous job, as
+// each API reports them (het.job_id, het.job_offset), come back as one job
+// under the leader's id with the GPUs and nodes of all of them and the
+// leader's name, whichever component slurmdbd lists first; a plain job
+// (het.job_id 0) stays as it is.
+func TestAdapterAccountingHet(t *testing.T) {
+	type rec struct {
+		id, leader, offset, gpus, nodes int
+		name                            string
+	}
+	recs := []rec{
+		{21, 20, 1, 2, 2, "io"},
+		{20, 20, 0, 1, 1, "train"},
+		{30, 0, -1, 4, 1, "plain"},
+	}
+	for _, api := range []string{"v0.0.38", "v0.0.42", "v0.0.44"} {
+		t.Run(api, func(t *testing.T) {
+			var list []map[string]any
+			for _, r := range recs {
+				m := map[string]any{"job_id": r.id, "name": r.name, "user": "u", "account": "a", "partition": "p",
+					"tres": map[string]any{"allocated": []map[string]any{
+						{"type": "gres", "name": "gpu", "count": r.gpus}, {"type": "node", "name": "", "count": r.nodes}}}}
+				var offset any // what each version sends for a job that is not heterogeneous
+				if api == "v0.0.38" {
+					m["state"] = map[string]any{"current": "COMPLETED"}
+					m["time"] = map[string]any{"submission": 1000, "start": 1000, "end": 1100, "elapsed": 100}
+					if r.offset >= 0 {
+						offset = r.offset
+					}
+				} else {
+					m["state"] = map[string]any{"current": []string{"COMPLETED"}}
+					m["time"] = map[string]any{"submission": 1000, "start": 1000, "end": 1100, "elapsed": 100}
+					offset = map[string]any{"set": r.offset >= 0, "infinite": false, "number": max(r.offset, 0)}
+				}
+				m["het"] = map[string]any{"job_id": r.leader, "job_offset": offset}
+				list = append(list, m)
+			}
+			got := accountingOf(t, api, list)
+			var short []string
+			for _, j := range got {
+				short = append(short, fmt.Sprintf("%s %s gpus=%d nodes=%d run=%g", j.ID, j.Name, j.GPUs, j.Nodes, j.RunTime))
+			}
+			want := []string{"20 train gpus=3 nodes=3 run=100", "30 plain gpus=4 nodes=1 run=100"}
+			if !slices.Equal(short, want) {
+				t.Errorf("got %q, want %q", short, want)
 			}
 		})
 	}

@@ -247,6 +247,10 @@ type dbJob38 struct {
 	Array            struct {
 		JobID int64 `json:"job_id"` // 0: not an array task
 	} `json:"array"`
+	Het struct {
+		JobID     int64  `json:"job_id"` // 0: not heterogeneous
+		JobOffset *int64 `json:"job_offset"`
+	} `json:"het"`
 }
 
 type tres38 struct {
@@ -286,6 +290,9 @@ func (c *v0038) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		}
 		if j.Array.JobID > 0 {
 			a.ArrayJobID = strconv.FormatInt(j.Array.JobID, 10)
+		}
+		if j.Het.JobID > 0 {
+			a.HetLeader, a.HetOffset = strconv.FormatInt(j.Het.JobID, 10), int(deref(j.Het.JobOffset))
 		}
 		for _, t := range j.Tres.Allocated {
 			a.addTres(t.Type, deref(t.Name), deref(t.Count))

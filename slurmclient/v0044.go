@@ -222,6 +222,10 @@ func (c *v0044) AccountingJobs(ctx context.Context, from, to time.Time) ([]job.J
 		if j.Array != nil && deref(j.Array.JobId) > 0 {
 			a.ArrayJobID = strconv.Itoa(int(deref(j.Array.JobId)))
 		}
+		if j.Het != nil && deref(j.Het.JobId) > 0 {
+			off, _ := noVal32v44(j.Het.JobOffset)
+			a.HetLeader, a.HetOffset = strconv.Itoa(int(deref(j.Het.JobId))), int(off)
+		}
 		if t := j.Time; t != nil {
 			a.Submit, a.Start, a.End = deref(t.Submission), deref(t.Start), deref(t.End)
 			a.Elapsed = int64(deref(t.Elapsed))

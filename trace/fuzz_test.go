@@ -76,6 +76,7 @@ func FuzzReadSacct(f *testing.F) {
 	addFiles(f, "testdata/sacct/*.txt")
 	f.Add([]byte("JobID|JobName|User|Submit|Elapsed|Timelimit|NodeList|ReqTRES|State\n1_2|a|u|2026-01-01T00:00:00|1-00:00:01|UNLIMITED|n[1-3]|gres/gpu:a=2,gres/gpu:b=1|CANCELLED by 0\n"))
 	f.Add([]byte("JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|ReqTRES|WorkDir|SubmitLine\n3|a|u|2026-01-01T00:00:00|9|cpu=8,mem=187.50G,gres/gpu=1|cpu=4|/home/u|sbatch --wrap \"a | b\"\n"))
+	f.Add([]byte("JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|State\n9|8+1|a|u|2026-01-01T00:00:00|9|cpu=2|COMPLETED\n8|8+0|a|u|2026-01-01T00:00:00|9|gres/gpu=2|COMPLETED\n8|8+0|a|u|2026-01-01T00:00:00|0|gres/gpu=2|FAILED\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzbound.Within(t, time.Second, func() { fuzzRead(t, data, "fuzz.sacct", Sacct) })
 	})

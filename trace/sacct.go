@@ -112,6 +112,7 @@ func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error)
 		fields []string
 	)
 	index := map[string]int{}
+	hets := hetUnits{}
 	in := interner{}
 	for sc.Scan() {
 		line++
@@ -141,17 +142,25 @@ func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error)
 		if err != nil {
 			return nil, st, &ParseError{File: name, Line: line, Field: field, Err: err}
 		}
-		switch skip {
-		case skipStep:
+		if skip == skipStep {
 			st.Steps++
 			continue
-		case skipUnfinished:
+		}
+		leader, offset, het, err := hetComponent(get(sJobID))
+		if err != nil {
+			return nil, st, &ParseError{File: name, Line: line, Field: "JobID", Err: err}
+		}
+		switch {
+		case skip == skipUnfinished:
 			st.Unfinished++
 			continue
-		case skipNoGPU:
+		case het:
+			// A component without GPUs or run time may belong to a job
+			// with both: the whole job is judged (hetUnits.judge).
+		case skip == skipNoGPU:
 			st.NoGPU++
 			continue
-		case skipNotRun:
+		case skip == skipNotRun:
 			st.NotRun++
 			continue
 		}
@@ -161,6 +170,12 @@ func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error)
 			if w.HasPreempt && w.PreemptErr != nil {
 				st.BadPreemptWords++
 			}
+		}
+		if het {
+			if err := hets.add(&jobs, index, name, line, leader, offset, &j, &st); err != nil {
+				return nil, st, err
+			}
+			continue
 		}
 		if i, dup := index[j.ID]; dup {
 			st.Duplicates++
@@ -178,6 +193,7 @@ func readSacct(r io.Reader, name string, opt Options) (*job.Table, Stats, error)
 	if err := sc.Err(); err != nil {
 		return nil, st, scanError(name, line+1, err)
 	}
+	hets.judge(&jobs, index, &st)
 	t := jobs.table()
 	for i := range t.Len() {
 		if t.Preemptible(i) {

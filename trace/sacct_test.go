@@ -84,6 +84,7 @@ func TestReadSacctFiles(t *testing.T) {
 
 func TestReadSacctCases(t *testing.T) {
 	const head = "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|State\n"
+	const hetHead = "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|State\n"
 	tests := []struct {
 		name  string
 		opt   Options
@@ -113,10 +114,34 @@ func TestReadSacctCases(t *testing.T) {
 				{ID: "13", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10},
 			},
 			Stats{Rows: 2, Jobs: 2}},
-		{"heterogeneous job component kept, step of it skipped", Options{}, head +
+		{"heterogeneous job: one job under the leader's id, step of it skipped", Options{}, head +
 			"8+0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n8+0.0|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n",
-			[]job.Job{{ID: "8+0", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"}},
+			[]job.Job{{ID: "8", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"}},
 			Stats{Rows: 2, Jobs: 1, Steps: 1}},
+		{"heterogeneous job: components merged, the leader's fields whichever comes first", Options{}, hetHead +
+			"9|8+1|io|u|2026-01-01T00:00:01|11|gres/gpu=2|FAILED\n" +
+			"8|8+0|train|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n" +
+			"5|5|plain|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED\n",
+			[]job.Job{
+				{ID: "5", Name: "plain", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 1, RunTime: 10, State: "COMPLETED"},
+				{ID: "8", Name: "train", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 3, RunTime: 11, State: "COMPLETED"},
+			},
+			Stats{Rows: 3, Jobs: 2, HetComponents: 1}},
+		{"heterogeneous job: a component without GPUs counts with its job; a job without any is skipped once", Options{}, hetHead +
+			"20|20+0|a|u|2026-01-01T00:00:00|10|cpu=4|COMPLETED\n" +
+			"21|20+1|a|u|2026-01-01T00:00:00|10|gres/gpu=2|COMPLETED\n" +
+			"30|30+0|b|u|2026-01-01T00:00:00|10|cpu=4|COMPLETED\n" +
+			"31|30+1|b|u|2026-01-01T00:00:00|10|cpu=2|COMPLETED\n" +
+			"40|40+0|c|u|2026-01-01T00:00:00|0|gres/gpu=1|CANCELLED\n",
+			[]job.Job{{ID: "20", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 2, RunTime: 10, State: "COMPLETED"}},
+			Stats{Rows: 5, Jobs: 1, NoGPU: 1, NotRun: 1, HetComponents: 2}},
+		{"heterogeneous job requeued (sacct -D): the last attempt's components win", Options{}, hetHead +
+			"8|8+0|a|u|2026-01-01T00:00:00|5|gres/gpu=1|NODE_FAIL\n" +
+			"9|8+1|a|u|2026-01-01T00:00:00|5|gres/gpu=1|NODE_FAIL\n" +
+			"8|8+0|a|u|2026-01-01T00:00:00|20|gres/gpu=1|COMPLETED\n" +
+			"9|8+1|a|u|2026-01-01T00:00:00|20|gres/gpu=1|COMPLETED\n",
+			[]job.Job{{ID: "8", Name: "a", User: "u", Submit: utc(t, "2026-01-01T00:00:00Z"), GPUs: 2, RunTime: 20, State: "COMPLETED"}},
+			Stats{Rows: 4, Jobs: 1, Duplicates: 1, HetComponents: 2}},
 		{"the comment opts in to preemption, or names a bad word", Options{},
 			"JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|State|Comment\n" +
 				"9|a|u|2026-01-01T00:00:00|10|gres/gpu=1|COMPLETED|ckpt asrpt:preempt=USR1@120\n" +
@@ -174,6 +199,9 @@ func TestReadSacctBad(t *testing.T) {
 		{"bad Elapsed", "JobID|JobName|User|Submit|Elapsed|AllocTRES\n1|a|u|2026-01-01T00:00:00|1:2:3:4|gres/gpu=1\n", 2, "Elapsed", nil},
 		{"bad TimelimitRaw", "JobID|JobName|User|Submit|ElapsedRaw|TimelimitRaw|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|1h|gres/gpu=1\n", 2, "TimelimitRaw", nil},
 		{"array id not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n7|x_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
+		{"heterogeneous offset not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n9|8+x|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
+		{"heterogeneous leader not a number", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n9|+1|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
+		{"heterogeneous offset too large", "JobIDRaw|JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n9|8+5000|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
 		{"array id empty", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES\n_3|a|u|2026-01-01T00:00:00|5|gres/gpu=1\n", 2, "JobID", ErrValue},
 		{"pipe in a submit line that is not the last field", "JobID|JobName|User|Submit|ElapsedRaw|AllocTRES|SubmitLine|State\n1|a|u|2026-01-01T00:00:00|5|gres/gpu=1|a | b|COMPLETED\n", 2, "", nil},
 		{"bad NNodes", "JobID|JobName|User|Submit|ElapsedRaw|NNodes|AllocTRES\n1|a|u|2026-01-01T00:00:00|5|-1|gres/gpu=1\n", 2, "NNodes", ErrValue},

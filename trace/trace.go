@@ -121,6 +121,12 @@ type Stats struct {
 	// Duplicates counts sacct rows whose job id had been seen before; the
 	// last row of an id wins (as plain sacct shows only the last attempt).
 	Duplicates int
+	// HetComponents counts the rows of heterogeneous jobs' components
+	// merged into a job read before (sacct's N+K after the first of N):
+	// a heterogeneous job is one job, under its leader's id N, with the
+	// GPUs and nodes of all its components (job.MergeHet). NoGPU and
+	// NotRun count such a job once.
+	HetComponents int
 	// Preemptible counts the jobs returned whose comment opted them in to
 	// preemption (sacct's Comment field, an asrpt:preempt= word);
 	// BadPreemptWords the rows kept whose preempt word was not valid (those
@@ -133,7 +139,7 @@ func (s Stats) Skipped() int { return s.Rows - s.Jobs }
 
 func (s Stats) String() string {
 	return fmt.Sprintf("%d rows, %d jobs; skipped: %d job steps, %d without GPUs, %d unfinished, %d never ran, %d duplicates",
-		s.Rows, s.Jobs, s.Steps, s.NoGPU, s.Unfinished, s.NotRun, s.Duplicates) + s.preemptText()
+		s.Rows, s.Jobs, s.Steps, s.NoGPU, s.Unfinished, s.NotRun, s.Duplicates) + s.hetText() + s.preemptText()
 }
 
 // ReadFile reads the whole trace at path in format f with default options.
@@ -391,6 +397,23 @@ func (b *jobBuf) set(name string, line, i int, j *job.Job) error {
 	return nil
 }
 
+// keep keeps the jobs for which keep returns true (their indices before
+// the call), in order, with their lines.
+func (b *jobBuf) keep(keep func(i int) bool) {
+	if b.t == nil {
+		return
+	}
+	k := 0
+	for i := range b.lines {
+		if keep(i) {
+			b.lines[k] = b.lines[i]
+			k++
+		}
+	}
+	b.lines = b.lines[:k]
+	b.t.Keep(keep)
+}
+
 // table returns the jobs read (an empty table when none).
 func (b *jobBuf) table() *job.Table {
 	if b.t == nil {
@@ -427,6 +450,14 @@ func (b *jobBuf) unique(name string) error {
 	}
 	return &ParseError{File: name, Line: int(b.lines[bad]), Field: "id",
 		Err: fmt.Errorf("%w: job id %q already on line %d", ErrValue, t.ID(bad), b.lines[first])}
+}
+
+// hetText is the part of String on heterogeneous jobs, "" without any.
+func (s Stats) hetText() string {
+	if s.HetComponents == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d heterogeneous job components merged into their jobs", s.HetComponents)
 }
 
 // preemptText is the part of String on preempt words, "" without any.
