@@ -68,7 +68,7 @@ func Decide(snap *Snapshot, st *State, t float64) Plan {
 	p.Arrived = st.reconcile(t, snap.Jobs, p.Jobs)
 	st.repredict(t)
 	free := st.nodes.freeModel(snap.Nodes, snap.Jobs, st.cfg.Scope.Partitions)
-	st.nodes.claimTiers(snap.Jobs, st.view.now)
+	st.nodes.claimTiers(st.view.claimed)
 	st.placeDispatched(t, free)
 	st.armPreemption()
 	p.Dispatched = st.schedule(t, free)

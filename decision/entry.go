@@ -109,6 +109,8 @@ type Entry struct {
 	// gpus is the GPUs of the unit the job stands for as the last job
 	// list showed it (all components of a heterogeneous job).
 	gpus int
+	// shape is the record's shape as the last job list showed it.
+	shape slurmclient.Shape
 	// MayFactor: asrpt may have given the job a site factor other than 0
 	// (one was about to be sent, or sent); MayPrio: asrpt may have set its
 	// priority. Both are set, and saved, before the write goes out

@@ -41,23 +41,14 @@ func newNodeView(cl *cluster.Cluster, tiers map[string]int) nodeView {
 }
 
 // claimTiers fills nv.tierClaim from this cycle's nodes (nv.nodeParts) and
-// jobs at now (Unix seconds): each node gets the highest PriorityTier among its partitions that
-// a pending job, neither held nor held back, may run in. Work: one pass
-// over the jobs' partitions and one over the nodes'.
-func (nv *nodeView) claimTiers(jobs []slurmclient.Job, now float64) {
+// the partitions claimed by its pending jobs (queueView.claimed): each node
+// gets the highest PriorityTier among its partitions that a pending job,
+// neither held nor held back, may run in. Work: one pass over the nodes'
+// partitions.
+func (nv *nodeView) claimTiers(claimed map[string]bool) {
 	nv.tierClaim = nv.tierClaim[:0]
 	if len(nv.tiers) == 0 {
 		return
-	}
-	claimed := map[string]bool{}
-	for i := range jobs {
-		j := &jobs[i]
-		if !j.Pending() || j.Held || jobHeldBack(j, now) != "" {
-			continue
-		}
-		for _, p := range j.Partitions() {
-			claimed[p] = true
-		}
 	}
 	nv.tierClaim = slices.Grow(nv.tierClaim, len(nv.nodeParts))[:len(nv.nodeParts)]
 	for i, parts := range nv.nodeParts {
@@ -230,7 +221,7 @@ func (nv *nodeView) nodeUpdate(e *Entry, cfg Settings) ([]string, int, reason.Re
 		return nil, 0, reason.Of(reason.NodeListRefused, "Slurm refused a node list for this job")
 	}
 	sj := e.Record
-	if why := nodeListBar(sj); !why.None() {
+	if why := nodeListBar(e.shape); !why.None() {
 		return nil, 0, why
 	}
 	if !e.placed {

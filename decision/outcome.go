@@ -212,7 +212,7 @@ func (tr *State) Intend(ds []Decision) bool {
 		if tr.Mode == WriteFactor {
 			if d.Factor != 0 && (nodes || d.SetFactor) {
 				mark(&e.MayFactor)
-				if d.SetFactor && e.Record.Shape() == slurmclient.ShapeHetLeader {
+				if d.SetFactor && e.shape == slurmclient.ShapeHetLeader {
 					// Each component is written its factor by its own id.
 					for _, c := range e.Record.Het.Components {
 						if c != e.ID && !slices.Contains(e.HetFactor, c) {

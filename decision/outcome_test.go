@@ -192,7 +192,7 @@ func TestIntend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := newTestState(t, tt.mode)
-			e := &Entry{ID: tt.job.ID, Record: &tt.job}
+			e := &Entry{ID: tt.job.ID, Record: &tt.job, shape: tt.job.Shape()}
 			tt.d.Entry = e
 			ds := []Decision{tt.d}
 			if !st.Intend(ds) || !st.Dirty || !tt.check(e) {

@@ -111,7 +111,7 @@ func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []Pl
 		r := PlanRow{JobID: e.ID, User: e.job.User, Name: e.job.Name, GPUs: e.job.GPUs,
 			Predicted: e.Est.Seconds, Known: e.Est.Known, Estimator: string(e.Est.Estimator), Rank: i + 1, PriorityNew: d.Priority}
 		if e.Record != nil {
-			r.PriorityNow, r.Shape = e.Record.Priority, string(e.Record.Shape())
+			r.PriorityNow, r.Shape = e.Record.Priority, string(e.shape)
 		}
 		if tr.Mode == WriteFactor {
 			now, next := e.Factor, e.Factor
@@ -166,13 +166,14 @@ func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []Pl
 			continue
 		}
 		why := reason.Of(reason.NotManaged, "not managed")
+		c := tr.view.classify(sj)
 		if e := tr.Entries[sj.ID]; e != nil && !e.Why.None() {
 			why = e.Why
-		} else if ok, w := admitted(tr.view.classify(sj), e); !ok {
+		} else if ok, w := admitted(c, e); !ok {
 			why = w
 		}
-		rows = append(rows, PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()),
-			GPUs: tr.view.gpus(sj), Stage: "left_alone", PriorityNow: sj.Priority,
+		rows = append(rows, PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(c.shape),
+			GPUs: c.gpus, Stage: "left_alone", PriorityNow: sj.Priority,
 			PriorityNew: sj.Priority, Reason: why.Code, Note: why.Detail})
 	}
 	if !tr.cfg.preempting() {
@@ -192,7 +193,8 @@ func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []Pl
 // runningRow is the plan row of running job sj: whether asrpt may preempt
 // it, and why not.
 func (tr *State) runningRow(sj *slurmclient.Job) PlanRow {
-	r := PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sj.Shape()), GPUs: tr.view.gpus(sj),
+	sh := sj.Shape()
+	r := PlanRow{JobID: sj.ID, User: sj.User, Name: sj.Name, Shape: string(sh), GPUs: tr.view.gpus(sj, sh),
 		Stage: "running", PriorityNow: sj.Priority, PriorityNew: sj.Priority}
 	no := false
 	r.Preemptible = &no

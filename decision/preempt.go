@@ -95,7 +95,7 @@ func (tr *State) optIn(e *Entry) {
 	switch {
 	case !sj.Requeue:
 		e.StopWhy = reason.Of(reason.NoRequeue, "Slurm may not requeue it (--no-requeue, or JobRequeue=0)")
-	case sj.Shape() != slurmclient.ShapePlain:
+	case e.shape != slurmclient.ShapePlain:
 		e.StopWhy = reason.Of(reason.PreemptShape, "array tasks and heterogeneous jobs are not preempted")
 	case !tr.supportsDelivery(Delivery(e.Stop.To)):
 		e.StopWhy = reason.Of(reason.SignalUnsupported, fmt.Sprintf("this REST API cannot send a signal to the job's %v alone (\"F:\" sends it to the whole job)", e.Stop.To))

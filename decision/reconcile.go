@@ -31,7 +31,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 	for _, e := range tr.Entries {
 		e.Record = nil
 	}
-	tr.view = newQueueView(jobs, t, tr.cfg.Scope, tr.env.G)
+	tr.view = newQueueView(jobs, t, tr.cfg.Scope, tr.env.G, len(tr.nodes.tiers) > 0)
 	var arrivals []*Entry
 	for i := range jobs {
 		sj := &jobs[i]
@@ -51,11 +51,11 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 		if e == nil {
 			switch {
 			case c.ok:
-				e = &Entry{ID: sj.ID, Record: sj, OwnNodes: len(sj.RequiredNodes) > 0, heldBack: c.heldBack, gpus: c.gpus, base: sj.Priority, lastPending: true}
+				e = &Entry{ID: sj.ID, Record: sj, OwnNodes: len(sj.RequiredNodes) > 0, heldBack: c.heldBack, gpus: c.gpus, shape: c.shape, base: sj.Priority, lastPending: true}
 				tr.Entries[sj.ID] = e
 				arrivals = append(arrivals, e)
 			case c.standable:
-				e = &Entry{ID: sj.ID, Record: sj, Phase: PhIdle, Why: c.why, standing: true, heldBack: c.heldBack, gpus: c.gpus,
+				e = &Entry{ID: sj.ID, Record: sj, Phase: PhIdle, Why: c.why, standing: true, heldBack: c.heldBack, gpus: c.gpus, shape: c.shape,
 					base: sj.Priority, OwnNodes: len(sj.RequiredNodes) > 0, lastPending: true}
 				tr.Entries[sj.ID] = e
 				tr.Dirty = true
@@ -66,7 +66,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 		}
 		e.Record, e.absent, e.lostSince, e.lastPending = sj, 0, 0, sj.Pending()
 		delete(tr.ended, sj.ID)
-		e.heldBack, e.gpus = c.heldBack, c.gpus
+		e.heldBack, e.gpus, e.shape = c.heldBack, c.gpus, c.shape
 		if !sj.Pending() {
 			switch e.Phase {
 			case PhDispatched:
@@ -93,7 +93,7 @@ func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]in
 			tr.note(Event{Kind: EvHandsOff, Job: e.ID, Wrote: e.Prio, Now: sj.Priority})
 		}
 		ok, why := admitted(c, e)
-		if sj.Shape() == slurmclient.ShapeArrayRemainder {
+		if c.shape == slurmclient.ShapeArrayRemainder {
 			if e.Phase == PhDispatched && e.tasks != "" && sj.Array.Tasks != e.tasks {
 				// A task of the array whose turn had come has started: the
 				// rest of the array arrives again as its next task.

@@ -37,6 +37,10 @@ type queueView struct {
 	// scope is the configured scope; clusterGPUs the cluster's GPUs.
 	scope       Scope
 	clusterGPUs int
+	// claimed holds the partitions a pending job may run in that is
+	// neither held nor held back (jobHeldBack), when the view was asked
+	// for them (nodeView.claimTiers reads it); nil otherwise.
+	claimed map[string]bool
 }
 
 // arrayView is one job array as the job list shows it.
@@ -63,6 +67,8 @@ type class struct {
 	// still keep it out (admitted).
 	ok  bool
 	why reason.Reason
+	// shape is the record's shape (slurmclient.Job.Shape).
+	shape slurmclient.Shape
 	// gpus is the GPUs of the unit the record stands for (queueView.gpus).
 	gpus int
 	// heldBack is Slurm's reason for holding the unit back, "" when none
@@ -76,11 +82,14 @@ type class struct {
 
 // classify is the class of record sj.
 func (v queueView) classify(sj *slurmclient.Job) class {
+	sh := sj.Shape()
+	c := class{shape: sh, gpus: v.gpus(sj, sh)}
 	if !sj.Pending() {
-		return class{why: reason.Of(reason.NotPending, "not pending"), gpus: v.gpus(sj)}
+		c.why = reason.Of(reason.NotPending, "not pending")
+		return c
 	}
-	c := class{gpus: v.gpus(sj), heldBack: v.heldBack(sj)}
-	if ok, why := v.manageable(sj); !ok {
+	c.heldBack = v.heldBack(sj, sh)
+	if ok, why := v.manageable(sj, sh); !ok {
 		c.why = why
 		return c
 	}
@@ -101,11 +110,20 @@ func (v queueView) classify(sj *slurmclient.Job) class {
 }
 
 // newQueueView groups jobs (which must outlive the view) at now (Unix
-// seconds) for a scope and a cluster of clusterGPUs GPUs.
-func newQueueView(jobs []slurmclient.Job, now float64, scope Scope, clusterGPUs int) queueView {
+// seconds) for a scope and a cluster of clusterGPUs GPUs; claims asks for
+// the claimed partitions (queueView.claimed).
+func newQueueView(jobs []slurmclient.Job, now float64, scope Scope, clusterGPUs int, claims bool) queueView {
 	v := queueView{arrays: map[string]*arrayView{}, hets: map[string]*hetView{}, now: now, scope: scope, clusterGPUs: clusterGPUs}
+	if claims {
+		v.claimed = map[string]bool{}
+	}
 	for i := range jobs {
 		sj := &jobs[i]
+		if claims && sj.Pending() && !sj.Held && jobHeldBack(sj, now) == "" {
+			for _, p := range sj.Partitions() {
+				v.claimed[p] = true
+			}
+		}
 		if id := sj.Array.JobID; id != "" {
 			a := v.arrays[id]
 			if a == nil {
@@ -129,17 +147,17 @@ func newQueueView(jobs []slurmclient.Job, now float64, scope Scope, clusterGPUs 
 	return v
 }
 
-// heldBack returns Slurm's reason when it holds the unit sj stands for back
-// (see the function heldBack): a heterogeneous job is held back while any
-// of its components is.
-func (v queueView) heldBack(sj *slurmclient.Job) string {
+// heldBack returns Slurm's reason when it holds the unit sj (of shape sh)
+// stands for back (see the function heldBack): a heterogeneous job is held
+// back while any of its components is.
+func (v queueView) heldBack(sj *slurmclient.Job, sh slurmclient.Shape) string {
 	if !sj.Pending() {
 		return ""
 	}
 	if why := jobHeldBack(sj, v.now); why != "" {
 		return why
 	}
-	if sj.Shape() == slurmclient.ShapeHetLeader {
+	if sh == slurmclient.ShapeHetLeader {
 		if h := v.hets[sj.ID]; h != nil {
 			for _, c := range h.comps {
 				if why := jobHeldBack(c, v.now); why != "" && c.Pending() {
@@ -151,10 +169,11 @@ func (v queueView) heldBack(sj *slurmclient.Job) string {
 	return ""
 }
 
-// gpus returns the GPUs of the unit sj stands for: all components of a
-// heterogeneous job at its leader, the job's own request otherwise.
-func (v queueView) gpus(sj *slurmclient.Job) int {
-	if sj.Shape() == slurmclient.ShapeHetLeader {
+// gpus returns the GPUs of the unit sj (of shape sh) stands for: all
+// components of a heterogeneous job at its leader, the job's own request
+// otherwise.
+func (v queueView) gpus(sj *slurmclient.Job, sh slurmclient.Shape) int {
+	if sh == slurmclient.ShapeHetLeader {
 		if h := v.hets[sj.ID]; h != nil {
 			return h.gpus
 		}
@@ -167,8 +186,8 @@ func (v queueView) gpus(sj *slurmclient.Job) int {
 // their remainder and leader; an array at its throttle waits for a task to
 // end; a heterogeneous job needs every component pending, not held and
 // listed.
-func (v queueView) manageable(sj *slurmclient.Job) (bool, reason.Reason) {
-	switch sj.Shape() {
+func (v queueView) manageable(sj *slurmclient.Job, sh slurmclient.Shape) (bool, reason.Reason) {
+	switch sh {
 	case slurmclient.ShapeArrayTask:
 		return false, reason.Of(reason.ArrayTask, "array task (the array is ranked through its pending remainder)")
 	case slurmclient.ShapeHetComponent:
@@ -196,10 +215,10 @@ func (v queueView) manageable(sj *slurmclient.Job) (bool, reason.Reason) {
 	return true, reason.Reason{}
 }
 
-// nodeListBar says why a record of this shape never gets a node list or
-// GPU count, "" when it may.
-func nodeListBar(sj *slurmclient.Job) reason.Reason {
-	switch sj.Shape() {
+// nodeListBar says why a record of shape sh never gets a node list or GPU
+// count, "" when it may.
+func nodeListBar(sh slurmclient.Shape) reason.Reason {
+	switch sh {
 	case slurmclient.ShapeArrayRemainder, slurmclient.ShapeArrayTask:
 		return reason.Of(reason.NodeListShape, "array: a node list would pin every task")
 	case slurmclient.ShapeHetLeader, slurmclient.ShapeHetComponent:

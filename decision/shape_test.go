@@ -1,6 +1,7 @@
 package decision
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -35,6 +36,8 @@ func TestClassify(t *testing.T) {
 			j.Het = slurmclient.Het{LeaderID: "20", Offset: 1, Components: []string{"20", "21"}}
 			j.Reason = "QOSMaxGRESPerUser"
 		}),
+		with("30", 2, func(j *slurmclient.Job) { j.Held, j.Partition = true, "held" }),
+		with("31", 2, func(j *slurmclient.Job) { j.Dependency, j.Partition = "afterok:1", "dep" }),
 	}
 	want := map[string]class{
 		"1":  {ok: true, gpus: 2},
@@ -49,13 +52,24 @@ func TestClassify(t *testing.T) {
 		"10": {why: reason.Of(reason.NotPending, ""), gpus: 2},
 		"20": {ok: true, gpus: 5, heldBack: "QOSMaxGRESPerUser"},
 		"21": {why: reason.Of(reason.HetComponent, ""), gpus: 3, heldBack: "QOSMaxGRESPerUser"},
+		"30": {why: reason.Of(reason.Held, ""), gpus: 2},
+		"31": {why: reason.Of(reason.OutOfScope, ""), gpus: 2, heldBack: "Dependency"},
 	}
-	v := newQueueView(jobs, unixSeconds(now), Scope{Partitions: []string{"gpu"}}, 8)
+	v := newQueueView(jobs, unixSeconds(now), Scope{Partitions: []string{"gpu"}}, 8, true)
 	for i := range jobs {
 		got, w := v.classify(&jobs[i]), want[jobs[i].ID]
-		if got.ok != w.ok || got.why.Code != w.why.Code || got.gpus != w.gpus || got.heldBack != w.heldBack || got.standable != w.standable {
-			t.Errorf("job %s: class %+v, want %+v", jobs[i].ID, got, w)
+		if got.ok != w.ok || got.why.Code != w.why.Code || got.gpus != w.gpus || got.heldBack != w.heldBack || got.standable != w.standable ||
+			got.shape != jobs[i].Shape() {
+			t.Errorf("job %s: class %+v, want %+v (shape %s)", jobs[i].ID, got, w, jobs[i].Shape())
 		}
+	}
+	// The partitions of the pending jobs neither held nor held back (not
+	// those of 30, held, nor of 31 and the component 21, held back).
+	if want := map[string]bool{"gpu": true, "cpu": true}; !maps.Equal(v.claimed, want) {
+		t.Errorf("claimed partitions %v, want %v", v.claimed, want)
+	}
+	if newQueueView(jobs, unixSeconds(now), Scope{}, 8, false).claimed != nil {
+		t.Error("claimed partitions computed without being asked for")
 	}
 	e := &Entry{HandsOff: true}
 	if ok, why := admitted(v.classify(&jobs[0]), e); ok || why.Code != reason.AdminPriority {
