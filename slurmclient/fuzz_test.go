@@ -61,6 +61,9 @@ func FuzzDecoders(f *testing.F) {
 	f.Add(uint8(2), uint16(500), []byte(`{"errors":[{"error_number":"x"}]}`))
 	f.Add(uint8(0), uint16(200), []byte(`{"jobs":[{"job_id":1,"job_state":["NEW_STATE"],"tres_per_node":"gres/gpu:x:y:z"}]}`))
 	f.Add(uint8(2), uint16(200), []byte(`{"nodes":[{"name":"n","state":["WEIRD"],"gres":"gpu:1(IDX:9-1)"}]}`))
+	// Heterogeneous components in accounting, merged under their leader.
+	f.Add(uint8(0), uint16(200), []byte(`{"jobs":[{"job_id":9,"het":{"job_id":8,"job_offset":1},"state":{"current":"COMPLETED"},"time":{"end":5,"elapsed":3}},{"job_id":8,"het":{"job_id":8,"job_offset":null},"state":{"current":"COMPLETED"},"time":{"end":5}}]}`))
+	f.Add(uint8(2), uint16(200), []byte(`{"jobs":[{"job_id":9,"het":{"job_id":8,"job_offset":{"set":true,"number":1}},"state":{"current":["COMPLETED"]},"time":{"end":5}},{"job_id":8,"het":{"job_id":-8},"state":{"current":["FAILED"]},"time":{"end":5}}]}`))
 	f.Fuzz(func(t *testing.T, which uint8, status uint16, body []byte) {
 		fuzzbound.Within(t, time.Second, func() {
 			api := APIVersions[int(which)%len(APIVersions)]
