@@ -114,9 +114,19 @@ func (m *meanAcc) estimate(known bool, by prediction.Estimator) Estimate {
 // median; for an unseen group it falls back to the user's mean and median,
 // then the time limit, then DefaultLimit, and reports Known = false.
 // Memory: O(Window) per group and user.
+//
+// NewMeanByGPUs (predictor "mean-gpus") keys the groups by the GPU count
+// too: a job is sized from the runs of its (user, family, GPU count)
+// group, else of its (user, family) group, then as above. On histories
+// whose only recurrence key is the user (Helios, Philly) the GPU count is
+// most of what tells a user's jobs apart (README, "Which prediction asrpt
+// ranks by").
 type Mean struct {
 	group map[[2]string]*meanAcc
 	user  map[string]*meanAcc
+	// byGPUs: the groups of gpuGroup come first (NewMeanByGPUs).
+	byGPUs   bool
+	gpuGroup map[gpuGroupKey]*meanAcc
 	// families caches Family by job name: Predict and Observe both need
 	// it, and real accounting repeats names. Cleared when it grows past
 	// maxFamilyCache entries, so memory stays bounded.
@@ -137,16 +147,40 @@ func (m *Mean) family(name string) string {
 	return f
 }
 
+// gpuGroupKey is a (user, family, GPU count) group of NewMeanByGPUs.
+type gpuGroupKey struct {
+	user, family string
+	gpus         int
+}
+
 // NewMean returns an empty running-mean predictor.
 func NewMean() *Mean {
 	return &Mean{group: map[[2]string]*meanAcc{}, user: map[string]*meanAcc{}, families: map[string]string{}}
 }
 
+// NewMeanByGPUs returns an empty running-mean predictor whose groups are
+// (user, family, GPU count) before (user, family) (see Mean).
+func NewMeanByGPUs() *Mean {
+	m := NewMean()
+	m.byGPUs, m.gpuGroup = true, map[gpuGroupKey]*meanAcc{}
+	return m
+}
+
 // Name implements Predictor.
-func (*Mean) Name() string { return "mean" }
+func (m *Mean) Name() string {
+	if m.byGPUs {
+		return "mean-gpus"
+	}
+	return "mean"
+}
 
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
+	if m.byGPUs {
+		if a := m.gpuGroup[gpuGroupKey{j.User, m.family(j.Name), j.GPUs}]; a != nil {
+			return a.estimate(true, prediction.ByGroup)
+		}
+	}
 	if a := m.group[[2]string{j.User, m.family(j.Name)}]; a != nil {
 		return a.estimate(true, prediction.ByGroup)
 	}
@@ -177,8 +211,12 @@ var _ GroupRepredictor = (*Mean)(nil)
 
 // RepredictGroup implements GroupRepredictor: once done is observed its
 // (user, family) group has history, and the group's estimate is every
-// member's.
+// member's — except by GPU count, where members of other GPU counts have
+// their own (false: each is asked).
 func (m *Mean) RepredictGroup(done *job.Job, _ float64) (Estimate, bool) {
+	if m.byGPUs {
+		return Estimate{}, false
+	}
 	return m.Predict(done), true
 }
 
@@ -191,6 +229,15 @@ func (m *Mean) Observe(j *job.Job, _ float64) {
 		m.group[k] = a
 	}
 	a.add(j.RunTime)
+	if m.byGPUs {
+		kg := gpuGroupKey{j.User, k[1], j.GPUs}
+		g := m.gpuGroup[kg]
+		if g == nil {
+			g = &meanAcc{}
+			m.gpuGroup[kg] = g
+		}
+		g.add(j.RunTime)
+	}
 	u := m.user[j.User]
 	if u == nil {
 		u = &meanAcc{}

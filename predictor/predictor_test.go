@@ -106,6 +106,45 @@ func TestMeanRepredictGroup(t *testing.T) {
 	}
 }
 
+// TestMeanByGPUs: mean-gpus sizes a job from its (user, family, GPU
+// count) group, else its (user, family) group, then its user's runs; it
+// asks every waiting job again after a finish, since the jobs of one
+// (user, family) group no longer share one estimate.
+func TestMeanByGPUs(t *testing.T) {
+	m := NewMeanByGPUs()
+	for i, r := range []struct {
+		gpus int
+		run  float64
+	}{{1, 100}, {1, 300}, {8, 10000}} {
+		j := job.Job{ID: fmt.Sprint(i), User: "u", Name: "train-run1", GPUs: r.gpus, RunTime: r.run}
+		m.Observe(&j, float64(i))
+	}
+	for _, tc := range []struct {
+		name      string
+		j         job.Job
+		mean      float64
+		known     bool
+		estimator prediction.Estimator
+	}{
+		{"its GPU count", job.Job{User: "u", Name: "train-run9", GPUs: 1}, 200, true, prediction.ByGroup},
+		{"the other GPU count", job.Job{User: "u", Name: "train-run9", GPUs: 8}, 10000, true, prediction.ByGroup},
+		{"a GPU count not seen: the family", job.Job{User: "u", Name: "train-run9", GPUs: 4}, 3466.6666666666665, true, prediction.ByGroup},
+		{"another family: the user", job.Job{User: "u", Name: "eval", GPUs: 1}, 3466.6666666666665, false, prediction.ByUser},
+	} {
+		got := m.Predict(&tc.j)
+		if math.Abs(got.Seconds-tc.mean) > 1e-9 || got.Known != tc.known || got.Estimator != tc.estimator {
+			t.Errorf("%s: %+v, want mean %g, known %v, by %s", tc.name, got, tc.mean, tc.known, tc.estimator)
+		}
+	}
+	if m.Name() != "mean-gpus" || NewMean().Name() != "mean" {
+		t.Errorf("names %q, %q", m.Name(), NewMean().Name())
+	}
+	done := job.Job{User: "u", Name: "train-run1", GPUs: 1, RunTime: 200}
+	if _, shared := m.RepredictGroup(&done, 10); shared {
+		t.Error("mean-gpus: one estimate for every GPU count of a (user, family) group")
+	}
+}
+
 // TestEstimatorNamed: every estimate names what gave it, whichever
 // predictor and fallback.
 func TestEstimatorNamed(t *testing.T) {

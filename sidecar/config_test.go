@@ -124,6 +124,15 @@ x = 1
 			want: []string{"4:policy.name", "6:predictor.name"},
 		},
 		{
+			name: "mean-gpus ranked by the expected run time",
+			in:   "[slurm]\nurl = \"unix:///s\"\n[policy]\nrank = \"expected\"\n[predictor]\nname = \"mean-gpus\"\n",
+			check: func(t *testing.T, cfg Config) {
+				if cfg.Predictor != "mean-gpus" || cfg.Params.Rank != policy.RankExpected {
+					t.Errorf("predictor %q, rank %v", cfg.Predictor, cfg.Params.Rank)
+				}
+			},
+		},
+		{
 			name: "bad durations and addresses",
 			in:   "[slurm]\nurl = \"unix:///s\"\n[sidecar]\ninterval = \"-5s\"\ndispatch_grace = \"soon\"\n[metrics]\nlisten = \"9870\"\n",
 			want: []string{"4:sidecar.interval", "5:sidecar.dispatch_grace", "7:metrics.listen"},

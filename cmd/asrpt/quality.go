@@ -52,7 +52,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&cases, "cases", "", "comma-separated substrings: run only the cases whose name contains one (default: all)")
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
 	fs.BoolVar(&heldOut, "held-out", false, "replay the held-out cases (generated with seeds drawn once, never tuned on) instead of the suite")
-	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean, forest or select")
+	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean, mean-gpus, forest or select")
 	fs.StringVar(&refName, "reference", "mean", "reference predictor the candidate is also replayed with once per case, to tell --predictor against the simple rule: mean (the family median) or none; none as well when --predictor is mean or oracle, or the candidate is not run or reads no prediction")
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
 	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
