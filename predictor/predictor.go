@@ -124,8 +124,8 @@ func (m *meanAcc) estimate(known bool, by prediction.Estimator) Estimate {
 type Mean struct {
 	group map[[2]string]*meanAcc
 	user  map[string]*meanAcc
-	// byGPUs: the groups of gpuGroup come first (NewMeanByGPUs).
-	byGPUs   bool
+	// gpuGroup, nil but with NewMeanByGPUs, holds the (user, family, GPU
+	// count) groups, asked first.
 	gpuGroup map[gpuGroupKey]*meanAcc
 	// families caches Family by job name: Predict and Observe both need
 	// it, and real accounting repeats names. Cleared when it grows past
@@ -162,13 +162,13 @@ func NewMean() *Mean {
 // (user, family, GPU count) before (user, family) (see Mean).
 func NewMeanByGPUs() *Mean {
 	m := NewMean()
-	m.byGPUs, m.gpuGroup = true, map[gpuGroupKey]*meanAcc{}
+	m.gpuGroup = map[gpuGroupKey]*meanAcc{}
 	return m
 }
 
 // Name implements Predictor.
 func (m *Mean) Name() string {
-	if m.byGPUs {
+	if m.gpuGroup != nil {
 		return "mean-gpus"
 	}
 	return "mean"
@@ -176,7 +176,7 @@ func (m *Mean) Name() string {
 
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
-	if m.byGPUs {
+	if m.gpuGroup != nil {
 		if a := m.gpuGroup[gpuGroupKey{j.User, m.family(j.Name), j.GPUs}]; a != nil {
 			return a.estimate(true, prediction.ByGroup)
 		}
@@ -214,7 +214,7 @@ var _ GroupRepredictor = (*Mean)(nil)
 // member's — except by GPU count, where members of other GPU counts have
 // their own (false: each is asked).
 func (m *Mean) RepredictGroup(done *job.Job, _ float64) (Estimate, bool) {
-	if m.byGPUs {
+	if m.gpuGroup != nil {
 		return Estimate{}, false
 	}
 	return m.Predict(done), true
@@ -229,7 +229,7 @@ func (m *Mean) Observe(j *job.Job, _ float64) {
 		m.group[k] = a
 	}
 	a.add(j.RunTime)
-	if m.byGPUs {
+	if m.gpuGroup != nil {
 		kg := gpuGroupKey{j.User, k[1], j.GPUs}
 		g := m.gpuGroup[kg]
 		if g == nil {
