@@ -37,10 +37,14 @@ func ByName(name string, cfg Config) (Predictor, error) {
 	return nil, fmt.Errorf("predictor: unknown predictor %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
-// Unwrap returns the predictor p wraps (WithArrays), or p itself.
+// Unwrap returns the predictor under every wrapper of p (WithArrays,
+// Perturb), or p itself.
 func Unwrap(p Predictor) Predictor {
-	if a, ok := p.(*Arrays); ok {
-		return a.inner
+	for {
+		w, ok := p.(interface{ Unwrap() Predictor })
+		if !ok {
+			return p
+		}
+		p = w.Unwrap()
 	}
-	return p
 }
