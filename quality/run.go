@@ -54,6 +54,19 @@ type Config struct {
 	// candidate must be among Policies.
 	Reference     func() (predictor.Predictor, error)
 	ReferenceName string
+	// Noise, with Reference, is how many times the candidate is replayed
+	// once more on every case (once per case, like the reference) with the
+	// reference predictor perturbed (predictor.Perturb: each prediction
+	// times a per-job factor within exp(±NoiseScale), drawn with
+	// perturbation seeds 1 … Noise): how far a case's total JCT moves when
+	// nothing but a sliver of every prediction does, against which the
+	// candidate's ratio to the reference is judged (Summary.Noise). At
+	// most MaxNoise; 0: none.
+	Noise int
+	// NoiseScale is the perturbation's relative size (0.01: ±1%), in
+	// (0, predictor.MaxPerturbScale]; 0 with Noise > 0 means
+	// DefaultNoiseScale.
+	NoiseScale float64
 	// Parallel is how many replays run at once (0: GOMAXPROCS).
 	Parallel int
 	// Candidate and Preemptive name the policy judged and the preemptive
@@ -65,6 +78,14 @@ type Config struct {
 	// total; calls do not overlap.
 	Progress func(done, total int, c *CaseResult)
 }
+
+// MaxNoise bounds Config.Noise: each perturbed replay is one more replay
+// of the candidate per case.
+const MaxNoise = 16
+
+// DefaultNoiseScale is Config.NoiseScale's default: ±1%, far below the
+// difference between any two predictors measured (predictor/README.md).
+const DefaultNoiseScale = 0.01
 
 // Default names of the summary's candidate and preemptive policy.
 const (
@@ -86,6 +107,9 @@ type Result struct {
 	// Reference names the reference predictor the candidate was also
 	// replayed with (Config.ReferenceName); empty when none.
 	Reference string `json:"reference_predictor,omitempty"`
+	// NoiseScale is the relative size of the perturbation of the
+	// reference's predictions (Config.NoiseScale); 0 when none ran.
+	NoiseScale float64 `json:"noise_scale,omitempty"`
 	// WallSeconds is the run's wall time, seconds.
 	WallSeconds float64 `json:"wall_s"`
 }
@@ -122,6 +146,10 @@ type CaseResult struct {
 	// (Config.Reference; Predictor names it), the same for every seed; nil
 	// when none ran.
 	Reference *report.Summary `json:"reference,omitempty"`
+	// Noise are the candidate's total JCTs, seconds, with the reference
+	// predictor perturbed (Config.Noise), in perturbation seed order, the
+	// same for every seed; empty when none ran.
+	Noise []float64 `json:"noise_total_jct_s,omitempty"`
 }
 
 // Policy returns the figures of policy name, or nil when it was not run.
@@ -164,6 +192,9 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	// predictor.
 	type slot struct{ e, p int }
 	const refSlot = -1
+	// noiseSlot is the slot index of perturbation n ≥ 1; noiseOf inverts it.
+	noiseSlot := func(n int) int { return refSlot - n }
+	noiseOf := func(p int) int { return refSlot - p }
 	cand := cfg.Candidate
 	if cand == "" {
 		cand = DefaultCandidate
@@ -171,7 +202,21 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	if cfg.Reference != nil && !slices.Contains(cfg.Policies, cand) {
 		return nil, fmt.Errorf("quality: the reference predictor replays the candidate %s, which is not among the policies", cand)
 	}
+	noiseScale, err := checkNoise(cfg)
+	if err != nil {
+		return nil, err
+	}
 	newRef := func(int64) (predictor.Predictor, error) { return cfg.Reference() }
+	// newNoisy returns the reference perturbed with seed n.
+	newNoisy := func(n int) func(int64) (predictor.Predictor, error) {
+		return func(int64) (predictor.Predictor, error) {
+			ref, err := cfg.Reference()
+			if err != nil {
+				return nil, err
+			}
+			return predictor.Perturb(ref, noiseScale, uint64(n))
+		}
+	}
 	var (
 		specs []replay.Spec
 		slots []slot
@@ -209,6 +254,13 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 					Policy: cand, Seed: seed, Preemptible: optIn, NewPredictor: newRef})
 				slots = append(slots, slot{e, refSlot})
 				left[e]++
+				res.Cases[e].Noise = make([]float64, cfg.Noise)
+				for n := 1; n <= cfg.Noise; n++ {
+					specs = append(specs, replay.Spec{Label: fmt.Sprintf("case %s (reference predictor, perturbation %d)", c.Name, n), Workload: w,
+						LowerBound: lb, Policy: cand, Seed: seed, Preemptible: optIn, NewPredictor: newNoisy(n)})
+					slots = append(slots, slot{e, noiseSlot(n)})
+					left[e]++
+				}
 			}
 			res.Cases[e].Replays = left[e]
 		}
@@ -219,16 +271,20 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 		caseLeft[sl.e/ns]++
 	}
 	kept := newPairing(cfg, ns)
-	_, err := replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel, Keep: true, Sidecar: cfg.Sidecar,
+	_, err = replay.Run(ctx, specs, replay.Config{NewPredictor: cfg.NewPredictor, Parallel: cfg.Parallel, Keep: true, Sidecar: cfg.Sidecar,
 		Done: func(i int, o *replay.Outcome) {
 			sl := slots[i]
 			cr := &res.Cases[sl.e]
 			s := o.Summary
-			if sl.p == refSlot {
+			switch {
+			case sl.p == refSlot:
 				o.Result = nil
 				s.FairnessReport = nil // the comparison reads the totals alone
 				cr.Reference = &s
-			} else {
+			case sl.p < refSlot:
+				o.Result = nil
+				cr.Noise[noiseOf(sl.p)-1] = s.TotalJCT
+			default:
 				kept.keep(sl.e, sl.p, o.Result)
 				o.Result = nil
 				// Who waited: every policy's overall figures; the accounts'
@@ -264,8 +320,12 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 			}
 		}
 		res.Cases[e].Reference = res.Cases[e-e%ns].Reference
+		res.Cases[e].Noise = res.Cases[e-e%ns].Noise
 	}
 	res.Reference = cfg.ReferenceName
+	if cfg.Noise > 0 {
+		res.NoiseScale = noiseScale
+	}
 	pre := cfg.Preemptive
 	if pre == "" {
 		pre = DefaultPreemptive
@@ -276,6 +336,29 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// checkNoise returns cfg's perturbation scale (DefaultNoiseScale for 0),
+// or an error when cfg.Noise or cfg.NoiseScale is out of range, or
+// perturbations are asked for without a reference predictor.
+func checkNoise(cfg Config) (float64, error) {
+	if cfg.Noise < 0 || cfg.Noise > MaxNoise {
+		return 0, fmt.Errorf("quality: %d perturbed replays of the reference: want 0 to %d", cfg.Noise, MaxNoise)
+	}
+	if cfg.Noise == 0 {
+		return 0, nil
+	}
+	if cfg.Reference == nil {
+		return 0, errors.New("quality: perturbed replays of the reference predictor asked for without a reference predictor")
+	}
+	scale := cfg.NoiseScale
+	if scale == 0 {
+		scale = DefaultNoiseScale
+	}
+	if !(scale > 0 && scale <= predictor.MaxPerturbScale) {
+		return 0, fmt.Errorf("quality: perturbation scale %v: want more than 0, at most %v", cfg.NoiseScale, predictor.MaxPerturbScale)
+	}
+	return scale, nil
 }
 
 // prepare loads a case's jobs and returns them prepared for its cluster,

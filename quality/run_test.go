@@ -393,6 +393,88 @@ func TestRunReference(t *testing.T) {
 	}
 }
 
+// TestRunNoise: with perturbed replays of the reference, every case (and
+// every seed of it) carries their totals, each that of the candidate with
+// the perturbed family median alone; the summary judges the ratios to
+// the reference against their band; the table says so; a bad count or
+// scale, or perturbations without a reference, are refused.
+func TestRunNoise(t *testing.T) {
+	cases := tinyCases()
+	cfg := tinyConfig(2)
+	cfg.Policies = []string{"asrpt"}
+	cfg.Seeds = []int64{1, 2}
+	cfg.NewPredictor = func(int64) (predictor.Predictor, error) { return predictor.NewMeanByGPUs(), nil }
+	cfg.Reference = func() (predictor.Predictor, error) { return predictor.NewMean(), nil }
+	cfg.ReferenceName = "mean"
+	cfg.Noise, cfg.NoiseScale = 2, 0.2
+	res, err := Run(context.Background(), cases, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NoiseScale != 0.2 {
+		t.Errorf("noise scale %v, want 0.2", res.NoiseScale)
+	}
+	for n := 1; n <= 2; n++ {
+		alone := tinyConfig(2)
+		alone.Policies = []string{"asrpt"}
+		alone.NewPredictor = func(int64) (predictor.Predictor, error) {
+			return predictor.Perturb(predictor.NewMean(), 0.2, uint64(n))
+		}
+		want, err := Run(context.Background(), cases, alone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range res.Cases {
+			w := want.Cases[i/2].Policy("asrpt").TotalJCT
+			if len(c.Noise) != 2 || c.Noise[n-1] != w {
+				t.Fatalf("%s: perturbed totals %v, want %v at %d", c.Name, c.Noise, w, n)
+			}
+		}
+	}
+	if res.Cases[0].Replays != 4 || res.Cases[1].Replays != 1 {
+		t.Errorf("replays %d and %d, want 4 (asrpt, the reference, two perturbed) and 1", res.Cases[0].Replays, res.Cases[1].Replays)
+	}
+	n := res.Summary.Noise
+	if n == nil || n.Replays != 2 || n.Band.Cases != 4 || n.Better+n.Within+n.Worse != 4 || !(n.Band.Min >= 1) {
+		t.Fatalf("noise summary %+v: want 2 replays per case and 4 judged", n)
+	}
+	for _, c := range res.Summary.Cases {
+		if c.NoiseBand < 1 || c.VsReferenceVerdict == "" {
+			t.Errorf("%s: band %v verdict %q", c.Case, c.NoiseBand, c.VsReferenceVerdict)
+		}
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^\s+tiny-sacct/seed2\s+\d\.\d{3}\s+\d\.\d{3}\s+(better|within_noise|worse)\s*$`).MatchString(buf.String()) ||
+		!strings.Contains(buf.String(), "perturbed by up to ±20% (2 replays per case)") {
+		t.Errorf("table lacks the noise columns or line:\n%s", buf.String())
+	}
+
+	for _, bad := range []struct {
+		noise int
+		scale float64
+		ref   bool
+		want  string
+	}{
+		{MaxNoise + 1, 0.01, true, "perturbed replays"},
+		{-1, 0.01, true, "perturbed replays"},
+		{1, 1.5, true, "perturbation scale"},
+		{1, math.NaN(), true, "perturbation scale"},
+		{1, 0.01, false, "without a reference"},
+	} {
+		c := cfg
+		c.Noise, c.NoiseScale = bad.noise, bad.scale
+		if !bad.ref {
+			c.Reference = nil
+		}
+		if _, err := Run(context.Background(), cases, c); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("noise %d scale %v reference %v: error %v, want %q", bad.noise, bad.scale, bad.ref, err, bad.want)
+		}
+	}
+}
+
 // TestHeldOut: the held-out cases are apart from the suite (no name in
 // common), generated with their written-down seeds, and load.
 func TestHeldOut(t *testing.T) {

@@ -42,6 +42,9 @@ type Summary struct {
 	// reference predictor, the family median (CaseResult.Reference): what
 	// the run's predictor gains (< 1) or loses against the simple rule.
 	VsReference Mean `json:"vs_reference"`
+	// Noise tells VsReference from noise, when the reference was also
+	// replayed perturbed (Config.Noise); nil otherwise.
+	Noise *NoiseSummary `json:"noise,omitempty"`
 	// OracleVsBestOracleBaseline is the candidate's oracle variant / the
 	// best oracle baseline of each case.
 	OracleVsBestOracleBaseline Mean `json:"oracle_vs_best_oracle_baseline"`
@@ -111,10 +114,15 @@ type CaseSummary struct {
 	BestBaseline   string  `json:"best_baseline,omitempty"`
 	VsBestBaseline float64 `json:"vs_best_baseline,omitempty"`
 	// Verdict is Below, Within5 or Above; empty without a ratio.
-	Verdict                    string  `json:"verdict,omitempty"`
-	VsPreemptive               float64 `json:"vs_preemptive,omitempty"`
-	VsOracle                   float64 `json:"vs_oracle,omitempty"`
-	VsReference                float64 `json:"vs_reference,omitempty"`
+	Verdict      string  `json:"verdict,omitempty"`
+	VsPreemptive float64 `json:"vs_preemptive,omitempty"`
+	VsOracle     float64 `json:"vs_oracle,omitempty"`
+	VsReference  float64 `json:"vs_reference,omitempty"`
+	// NoiseBand is exp(max |log(perturbed / reference)|) over the case's
+	// perturbed replays (≥ 1; 0 when none ran), and VsReferenceVerdict
+	// VsReference against it: RefBetter, RefWithinNoise or RefWorse.
+	NoiseBand                  float64 `json:"noise_band,omitempty"`
+	VsReferenceVerdict         string  `json:"vs_reference_verdict,omitempty"`
 	BestOracleBaseline         string  `json:"best_oracle_baseline,omitempty"`
 	OracleVsBestOracleBaseline float64 `json:"oracle_vs_best_oracle_baseline,omitempty"`
 }
@@ -135,6 +143,101 @@ type Headroom struct {
 	// BestBaselineVsBestOracleBaseline is the best baseline / the best
 	// oracle baseline: what the baselines lose to prediction error.
 	BestBaselineVsBestOracleBaseline Mean `json:"best_baseline_vs_best_oracle_baseline"`
+}
+
+// Verdicts of a case's VsReference against its noise band.
+const (
+	// RefBetter: below 1 / the band.
+	RefBetter = "better"
+	// RefWithinNoise: within the band either way.
+	RefWithinNoise = "within_noise"
+	// RefWorse: above the band.
+	RefWorse = "worse"
+)
+
+// NoiseSummary is how far the candidate's total JCT moves with the
+// reference predictor perturbed (CaseResult.Noise: each prediction times a
+// factor within exp(±Result.NoiseScale)), and the candidate's ratios to
+// the reference judged against it. A ratio inside a case's band is one the
+// reference itself reaches by a sliver of change to its predictions, so
+// it tells nothing about which predictor is better there.
+type NoiseSummary struct {
+	// Replays is the perturbed replays per case.
+	Replays int `json:"replays_per_case"`
+	// Band is the cases' noise bands (CaseSummary.NoiseBand).
+	Band Mean `json:"band"`
+	// Suite is, per perturbation seed, the geometric mean over the cases
+	// of perturbed / reference, summarised over the seeds: how far the
+	// suite's VsReference moves on noise alone.
+	Suite Mean `json:"suite"`
+	// Better, Within and Worse count the cases of each verdict
+	// (CaseSummary.VsReferenceVerdict).
+	Better int `json:"cases_better"`
+	Within int `json:"cases_within_noise"`
+	Worse  int `json:"cases_worse"`
+}
+
+// noiseBand returns exp(max |log(x / ref)|) over the perturbed totals xs
+// (≥ 1), or 0 when there is none or ref is not positive.
+func noiseBand(xs []float64, ref float64) float64 {
+	band := 0.0
+	for _, x := range xs {
+		var r ratios
+		if v := r.add(x, ref); v > 0 {
+			band = math.Max(band, math.Exp(math.Abs(math.Log(v))))
+		}
+	}
+	return band
+}
+
+// summarizeNoise fills the cases' noise bands and verdicts (cs, in the
+// order of cases) and returns the summary, nil when no case has both a
+// reference and perturbed replays.
+func summarizeNoise(cases []CaseResult, cs []CaseSummary) *NoiseSummary {
+	var out NoiseSummary
+	var bands ratios
+	var perSeed []ratios // by perturbation seed: perturbed / reference
+	for i := range cases {
+		c := &cases[i]
+		if c.Reference == nil || len(c.Noise) == 0 {
+			continue
+		}
+		band := noiseBand(c.Noise, c.Reference.TotalJCT)
+		if band == 0 {
+			continue
+		}
+		out.Replays = max(out.Replays, len(c.Noise))
+		for len(perSeed) < len(c.Noise) {
+			perSeed = append(perSeed, nil)
+		}
+		for n, x := range c.Noise {
+			perSeed[n].add(x, c.Reference.TotalJCT)
+		}
+		bands.add(band, 1)
+		cs[i].NoiseBand = band
+		switch r := cs[i].VsReference; {
+		case r == 0:
+		case r > band:
+			cs[i].VsReferenceVerdict = RefWorse
+			out.Worse++
+		case r < 1/band:
+			cs[i].VsReferenceVerdict = RefBetter
+			out.Better++
+		default:
+			cs[i].VsReferenceVerdict = RefWithinNoise
+			out.Within++
+		}
+	}
+	if len(bands) == 0 {
+		return nil
+	}
+	out.Band = bands.mean()
+	var suite ratios
+	for _, r := range perSeed {
+		suite.add(r.mean().Geomean, 1)
+	}
+	out.Suite = suite.mean()
+	return &out
 }
 
 // PolicyMean is one policy's geometric mean ×LB over the cases it ran on.
@@ -206,6 +309,7 @@ func Summarize(cases []CaseResult, policies []string, candidate, preemptive stri
 	}
 	s.VsBestBaseline, s.VsPreemptive, s.VsOracle, s.VsReference, s.OracleVsBestOracleBaseline =
 		best.mean(), pre.mean(), orc.mean(), ref.mean(), orcBest.mean()
+	s.Noise = summarizeNoise(cases, s.Cases)
 	s.Headroom = Headroom{BestBaselineVsOracle: hBest.mean(), PreemptiveVsOracle: hPre.mean(),
 		BestOtherVsOracle: hOther.mean(), BestBaselineVsBestOracleBaseline: hBase.mean()}
 	s.Factor = SummarizeFactor(cases, policies, candidate)

@@ -182,3 +182,51 @@ func TestHeadroom(t *testing.T) {
 		t.Errorf("headroom without an oracle: %+v", s.Headroom)
 	}
 }
+
+// TestSummarizeNoise: a case's noise band is the largest factor between a
+// perturbed replay and the reference, either way; the candidate's ratio
+// to the reference is judged against it; the suite's noise is the spread
+// over perturbation seeds of the cases' geometric means.
+func TestSummarizeNoise(t *testing.T) {
+	withRef := func(name string, cand, ref float64, noise ...float64) CaseResult {
+		c := hand(name, map[string]float64{"asrpt": cand}, []string{"asrpt"})
+		c.Reference = &report.Summary{Policy: "asrpt", TotalJCT: ref}
+		c.Noise = noise
+		return c
+	}
+	cases := []CaseResult{
+		withRef("worse", 130, 100, 110, 95),                               // band 1.1: 1.3 above it
+		withRef("better", 80, 100, 105, 110),                              // band 1.1: 0.8 below 1/1.1
+		withRef("within", 104, 100, 90, 102),                              // band 1/0.9: 1.04 inside
+		withRef("edge", 110, 100, 110, 100),                               // band 1.1: at its edge, inside
+		withRef("no-noise", 200, 100),                                     // no perturbed replay: no verdict
+		hand("no-ref", map[string]float64{"asrpt": 1}, []string{"asrpt"}), // nothing to judge
+	}
+	s := Summarize(cases, []string{"asrpt"}, "asrpt", "las")
+	tests := []struct {
+		band    float64
+		verdict string
+	}{{1.1, RefWorse}, {1.1, RefBetter}, {1 / 0.9, RefWithinNoise}, {1.1, RefWithinNoise}, {0, ""}, {0, ""}}
+	for i, want := range tests {
+		c := s.Cases[i]
+		if !near(c.NoiseBand, want.band) || c.VsReferenceVerdict != want.verdict {
+			t.Errorf("%s: band %v verdict %q, want %v %q", c.Case, c.NoiseBand, c.VsReferenceVerdict, want.band, want.verdict)
+		}
+	}
+	n := s.Noise
+	if n == nil {
+		t.Fatal("no noise summary")
+	}
+	if n.Replays != 2 || n.Worse != 1 || n.Better != 1 || n.Within != 2 || n.Band.Cases != 4 || !near(n.Band.Max, 1/0.9) {
+		t.Errorf("noise %+v: want 2 replays, 1 worse, 1 better, 2 within, 4 bands, largest 1/0.9", n)
+	}
+	// Seed 1: 1.10, 1.05, 0.90, 1.10; seed 2: 0.95, 1.10, 1.02, 1.00.
+	s1 := math.Pow(1.10*1.05*0.90*1.10, 0.25)
+	s2 := math.Pow(0.95*1.10*1.02*1.00, 0.25)
+	if n.Suite.Cases != 2 || !near(n.Suite.Min, math.Min(s1, s2)) || !near(n.Suite.Max, math.Max(s1, s2)) {
+		t.Errorf("suite noise %+v, want %v and %v", n.Suite, s1, s2)
+	}
+	if Summarize(cases[4:], []string{"asrpt"}, "asrpt", "las").Noise != nil {
+		t.Error("no case with perturbed replays: want no noise summary")
+	}
+}

@@ -101,10 +101,22 @@ func (r *Result) writeReference(w io.Writer) {
 	fmt.Fprintf(w, "\n%s with predictor %s against %s with the reference predictor %s, the family median (< 1: %s better):\n",
 		cand, pred, cand, r.Reference, pred)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "case\t%s/%s(%s)\t\n", cand, cand, r.Reference)
+	fmt.Fprintf(tw, "case\t%s/%s(%s)\t", cand, cand, r.Reference)
+	if s.Noise != nil {
+		fmt.Fprintf(tw, "noise band\tverdict\t")
+	}
+	fmt.Fprintln(tw)
 	worst, worstCase := 0.0, ""
 	for _, c := range s.Cases {
-		fmt.Fprintf(tw, "%s\t%s\t\n", c.Case, ratio(c.VsReference))
+		fmt.Fprintf(tw, "%s\t%s\t", c.Case, ratio(c.VsReference))
+		if s.Noise != nil {
+			verdict := c.VsReferenceVerdict
+			if verdict == "" {
+				verdict = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", ratio(c.NoiseBand), verdict)
+		}
+		fmt.Fprintln(tw)
 		if c.VsReference > worst {
 			worst, worstCase = c.VsReference, c.Case
 		}
@@ -112,6 +124,10 @@ func (r *Result) writeReference(w io.Writer) {
 	tw.Flush()
 	m := s.VsReference
 	fmt.Fprintf(w, "geometric mean %.3f over %d cases (%.3f … %.3f); worst %s\n", m.Geomean, m.Cases, m.Min, m.Max, worstCase)
+	if n := s.Noise; n != nil {
+		fmt.Fprintf(w, "noise: %s with the reference's predictions perturbed by up to ±%.3g%% (%d replays per case) moves a case by up to ×%.3f (band geometric mean %.3f) and the suite's geometric mean %.3f … %.3f; %s is better than %s beyond the band on %d cases, within it on %d, worse beyond it on %d\n",
+			cand, 100*r.NoiseScale, n.Replays, n.Band.Max, n.Band.Geomean, n.Suite.Min, n.Suite.Max, pred, r.Reference, n.Better, n.Within, n.Worse)
+	}
 }
 
 // writeSeedMeans prints, when the suite ran with more than one seed, each

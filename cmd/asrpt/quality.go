@@ -46,6 +46,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		parallel                     int
 		retrainEvery                 float64
 		list, heldOut                bool
+		noise                        int
+		noiseScale                   float64
 	)
 	fs.StringVar(&tracesDir, "traces", "", "`dir` holding the trace excerpts (helios-15k-excerpt/, philly-15k-excerpt/); without it the trace-file cases are skipped")
 	fs.StringVar(&policies, "policies", strings.Join(qualityPolicies(), ","), "comma-separated policies (any with -oracle for perfect predictions)")
@@ -54,6 +56,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&heldOut, "held-out", false, "replay the held-out cases (generated with seeds drawn once, never tuned on) instead of the suite")
 	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean, mean-gpus, forest or select")
 	fs.StringVar(&refName, "reference", "mean", "reference predictor the candidate is also replayed with once per case, to tell --predictor against the simple rule: mean (the family median) or none; none as well when --predictor is mean or oracle, or the candidate is not run or reads no prediction")
+	fs.IntVar(&noise, "noise", 0, fmt.Sprintf("replay the candidate this many times more per case (0 to %d) with the reference predictor's every prediction perturbed by up to ±--noise-scale, to tell the ratios to the reference from noise", quality.MaxNoise))
+	fs.Float64Var(&noiseScale, "noise-scale", quality.DefaultNoiseScale, fmt.Sprintf("relative size of --noise's perturbation: each prediction times a per-job factor within exp(±scale), more than 0, at most %v", predictor.MaxPerturbScale))
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
 	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
 	retrainEvery = predictor.DefaultConfig().RetrainEvery
@@ -145,6 +149,15 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if reference == nil {
 		refName = ""
 	}
+	if noise < 0 || noise > quality.MaxNoise {
+		return fmt.Errorf("%w: --noise %d: want 0 to %d", errUsage, noise, quality.MaxNoise)
+	}
+	if !(noiseScale > 0 && noiseScale <= predictor.MaxPerturbScale) {
+		return fmt.Errorf("%w: --noise-scale %v: want more than 0, at most %v", errUsage, noiseScale, predictor.MaxPerturbScale)
+	}
+	if noise > 0 && reference == nil {
+		return fmt.Errorf("%w: --noise %d perturbs the reference predictor, and none is replayed (--reference none, --predictor %s, or candidate %s not run or reading no prediction)", errUsage, noise, predName, candidate)
+	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(stderr, "asrpt quality: no --traces: skipping the %d trace-file cases (%s); they read DIR/helios-15k-excerpt/ (the public SenseTime Helios trace, github.com/S-Lab-System-Group/HeliosData) and DIR/philly-15k-excerpt/ (the public Microsoft Philly trace, github.com/msr-fiddle/philly-traces), 15,000-job excerpts in the helios format (trace/FORMAT.md): pass --traces DIR (make quality TRACES=DIR)\n", len(skipped), strings.Join(skipped, ", "))
 	}
@@ -160,6 +173,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Seeds:         seeds,
 		Reference:     reference,
 		ReferenceName: refName,
+		Noise:         noise,
+		NoiseScale:    noiseScale,
 		Parallel:      parallel,
 		Candidate:     candidate,
 		Preemptive:    preempt,

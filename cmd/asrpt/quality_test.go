@@ -75,3 +75,25 @@ func TestQualityReferenceAndHeldOut(t *testing.T) {
 		t.Errorf("result %+v: want asrpt replayed with mean beside the forest", res)
 	}
 }
+
+// TestQualityNoiseFlags: --noise and --noise-scale are bounded, and
+// --noise needs a reference predictor to perturb.
+func TestQualityNoiseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--noise", "17"}, "--noise 17: want 0 to 16"},
+		{[]string{"--noise", "-1"}, "--noise -1: want 0 to 16"},
+		{[]string{"--noise", "1", "--noise-scale", "0"}, "--noise-scale 0: want more than 0"},
+		{[]string{"--noise", "1", "--noise-scale", "NaN"}, "--noise-scale NaN: want more than 0"},
+		{[]string{"--noise", "1", "--reference", "none"}, "--noise 1 perturbs the reference predictor, and none is replayed"},
+		{[]string{"--noise", "1", "--predictor", "mean"}, "--noise 1 perturbs the reference predictor, and none is replayed"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"quality", "--held-out", "--cases", "heldout-gen", "--policies", "asrpt"}, tc.args...)
+		if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
