@@ -107,6 +107,11 @@ type Result struct {
 	// Reference names the reference predictor the candidate was also
 	// replayed with (Config.ReferenceName); empty when none.
 	Reference string `json:"reference_predictor,omitempty"`
+	// Rank is the statistic every replay ranked waiting jobs by
+	// (policy.Rank: median or expected), the reference's included: with
+	// expected the family median predictor ranks by its group's running
+	// mean.
+	Rank string `json:"rank"`
 	// NoiseScale is the relative size of the perturbation of the
 	// reference's predictions (Config.NoiseScale); 0 when none ran.
 	NoiseScale float64 `json:"noise_scale,omitempty"`
@@ -323,6 +328,7 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 		res.Cases[e].Noise = res.Cases[e-e%ns].Noise
 	}
 	res.Reference = cfg.ReferenceName
+	res.Rank = cfg.Params.Rank.String()
 	if cfg.Noise > 0 {
 		res.NoiseScale = noiseScale
 	}

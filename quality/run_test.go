@@ -386,6 +386,17 @@ func TestRunReference(t *testing.T) {
 		!regexp.MustCompile(`(?m)^\s+tiny-sacct/seed2\s+\d\.\d{3}\s*$`).MatchString(buf.String()) {
 		t.Errorf("table lacks the reference block:\n%s", buf.String())
 	}
+	if res.Rank != "median" || strings.Contains(buf.String(), "--rank expected") {
+		t.Errorf("rank %q: want median, told apart from expected", res.Rank)
+	}
+	res.Rank = "expected"
+	buf.Reset()
+	if err := res.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "reference predictor mean, the family median, ranking by its group's running mean") {
+		t.Errorf("ranked by the expected value, the table does not say how the reference ranks:\n%s", buf.String())
+	}
 	cfg.Candidate = "fifo"
 	cfg.Policies = []string{"asrpt"}
 	if _, err := Run(context.Background(), cases, cfg); err == nil || !strings.Contains(err.Error(), "not among the policies") {

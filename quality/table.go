@@ -98,8 +98,12 @@ func (r *Result) writeReference(w io.Writer) {
 		return
 	}
 	cand, pred := s.Candidate, r.predictorName([]string{s.Candidate})
-	fmt.Fprintf(w, "\n%s with predictor %s against %s with the reference predictor %s, the family median (< 1: %s better):\n",
-		cand, pred, cand, r.Reference, pred)
+	what := "the family median"
+	if r.Rank == policy.RankExpected.String() {
+		what = "the family median, ranking by its group's running mean as every replay does (--rank expected)"
+	}
+	fmt.Fprintf(w, "\n%s with predictor %s against %s with the reference predictor %s, %s (< 1: %s better):\n",
+		cand, pred, cand, r.Reference, what, pred)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "case\t%s/%s(%s)\t", cand, cand, r.Reference)
 	if s.Noise != nil {
