@@ -51,7 +51,9 @@ type Config struct {
 	// every case, once per case whatever the seeds (it has none), so that
 	// the summary tells the run's predictor against the simple rule
 	// (Summary.VsReference); ReferenceName names it ("mean"). The
-	// candidate must be among Policies.
+	// reference replay ranks by the median whatever Params.Rank says: the
+	// simple rule is the family median, ranking included. The candidate
+	// must be among Policies.
 	Reference     func() (predictor.Predictor, error)
 	ReferenceName string
 	// Noise, with Reference, is how many times the candidate is replayed
@@ -107,10 +109,9 @@ type Result struct {
 	// Reference names the reference predictor the candidate was also
 	// replayed with (Config.ReferenceName); empty when none.
 	Reference string `json:"reference_predictor,omitempty"`
-	// Rank is the statistic every replay ranked waiting jobs by
-	// (policy.Rank: median or expected), the reference's included: with
-	// expected the family median predictor ranks by its group's running
-	// mean.
+	// Rank is the statistic the replays ranked waiting jobs by
+	// (policy.Rank: median or expected); the reference's, perturbed or
+	// not, always rank by the median.
 	Rank string `json:"rank"`
 	// NoiseScale is the relative size of the perturbation of the
 	// reference's predictions (Config.NoiseScale); 0 when none ran.
@@ -235,6 +236,7 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.Name, err)
 		}
+		wRef := medianRanked(w, c, cfg)
 		optIn := cfg.Preemptible.Selector(w.Jobs)
 		for k, seed := range seeds {
 			name := c.Name
@@ -255,13 +257,13 @@ func Run(ctx context.Context, cases []Case, cfg Config) (*Result, error) {
 				left[e]++
 			}
 			if k == 0 && cfg.Reference != nil {
-				specs = append(specs, replay.Spec{Label: "case " + c.Name + " (reference predictor)", Workload: w, LowerBound: lb,
+				specs = append(specs, replay.Spec{Label: "case " + c.Name + " (reference predictor)", Workload: wRef, LowerBound: lb,
 					Policy: cand, Seed: seed, Preemptible: optIn, NewPredictor: newRef})
 				slots = append(slots, slot{e, refSlot})
 				left[e]++
 				res.Cases[e].Noise = make([]float64, cfg.Noise)
 				for n := 1; n <= cfg.Noise; n++ {
-					specs = append(specs, replay.Spec{Label: fmt.Sprintf("case %s (reference predictor, perturbation %d)", c.Name, n), Workload: w,
+					specs = append(specs, replay.Spec{Label: fmt.Sprintf("case %s (reference predictor, perturbation %d)", c.Name, n), Workload: wRef,
 						LowerBound: lb, Policy: cand, Seed: seed, Preemptible: optIn, NewPredictor: newNoisy(n)})
 					slots = append(slots, slot{e, noiseSlot(n)})
 					left[e]++
@@ -365,6 +367,21 @@ func checkNoise(cfg Config) (float64, error) {
 		return 0, fmt.Errorf("quality: perturbation scale %v: want more than 0, at most %v", cfg.NoiseScale, predictor.MaxPerturbScale)
 	}
 	return scale, nil
+}
+
+// medianRanked returns w, prepared for case c under cfg, as the reference
+// replays run it: ranking by the median. It is w itself when cfg ranks by
+// the median; otherwise the same jobs on an Env of the same cluster whose
+// tunables differ in the rank alone.
+func medianRanked(w *sim.Workload, c Case, cfg Config) *sim.Workload {
+	if cfg.Params.Rank == policy.RankMedian {
+		return w
+	}
+	params := cfg.Params
+	params.Rank = policy.RankMedian
+	env := policy.NewEnv(cluster.Uniform(c.Nodes, c.GPUsPerNode), params)
+	env.Site = cfg.Site
+	return &sim.Workload{Env: env, Jobs: w.Jobs, Excluded: w.Excluded}
 }
 
 // prepare loads a case's jobs and returns them prepared for its cluster,

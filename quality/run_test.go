@@ -394,13 +394,52 @@ func TestRunReference(t *testing.T) {
 	if err := res.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "reference predictor mean, the family median, ranking by its group's running mean") {
+	if !strings.Contains(buf.String(), "reference predictor mean, the family median, ranked by its median (the run: --rank expected)") {
 		t.Errorf("ranked by the expected value, the table does not say how the reference ranks:\n%s", buf.String())
 	}
 	cfg.Candidate = "fifo"
 	cfg.Policies = []string{"asrpt"}
 	if _, err := Run(context.Background(), cases, cfg); err == nil || !strings.Contains(err.Error(), "not among the policies") {
 		t.Errorf("a reference for a candidate not run: %v, want an error", err)
+	}
+}
+
+// TestRunReferenceRanksByMedian: a run ranking by the expected value
+// still replays the reference (and its perturbations) ranking by the
+// median, the simple rule whole; the candidate ranks as the run says.
+func TestRunReferenceRanksByMedian(t *testing.T) {
+	cases := tinyCases()
+	run := func(rank policy.Rank, ref bool) *Result {
+		t.Helper()
+		cfg := tinyConfig(2)
+		cfg.Policies = []string{"asrpt"}
+		cfg.Params.Rank = rank
+		if ref {
+			cfg.Reference = func() (predictor.Predictor, error) { return predictor.NewMean(), nil }
+			cfg.ReferenceName, cfg.Noise = "mean", 1
+		}
+		res, err := Run(context.Background(), cases, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	expected, median, expectedAlone := run(policy.RankExpected, true), run(policy.RankMedian, false), run(policy.RankExpected, false)
+	if expected.Rank != "expected" {
+		t.Errorf("rank %q, want expected", expected.Rank)
+	}
+	differs := false
+	for i, c := range expected.Cases {
+		if got, want := c.Reference.TotalJCT, median.Cases[i].Policy("asrpt").TotalJCT; got != want {
+			t.Errorf("%s: reference %v, want asrpt with mean ranked by the median %v", c.Name, got, want)
+		}
+		if got, want := c.Policy("asrpt").TotalJCT, expectedAlone.Cases[i].Policy("asrpt").TotalJCT; got != want {
+			t.Errorf("%s: candidate %v, want it ranked by the expected value %v", c.Name, got, want)
+		}
+		differs = differs || c.Policy("asrpt").TotalJCT != c.Reference.TotalJCT
+	}
+	if !differs {
+		t.Error("the two rankings gave the same totals on every case: the test tells nothing")
 	}
 }
 

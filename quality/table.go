@@ -100,7 +100,7 @@ func (r *Result) writeReference(w io.Writer) {
 	cand, pred := s.Candidate, r.predictorName([]string{s.Candidate})
 	what := "the family median"
 	if r.Rank == policy.RankExpected.String() {
-		what = "the family median, ranking by its group's running mean as every replay does (--rank expected)"
+		what = "the family median, ranked by its median (the run: --rank expected)"
 	}
 	fmt.Fprintf(w, "\n%s with predictor %s against %s with the reference predictor %s, %s (< 1: %s better):\n",
 		cand, pred, cand, r.Reference, what, pred)

@@ -55,7 +55,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
 	fs.BoolVar(&heldOut, "held-out", false, "replay the held-out cases (generated with seeds drawn once, never tuned on) instead of the suite")
 	fs.StringVar(&predName, "predictor", "forest", "run-time predictor: oracle, limit, mean, mean-gpus, forest or select")
-	fs.StringVar(&refName, "reference", "mean", "reference predictor the candidate is also replayed with once per case, to tell --predictor against the simple rule: mean (the family median) or none; none as well when --predictor is mean or oracle, or the candidate is not run or reads no prediction")
+	fs.StringVar(&refName, "reference", "mean", "reference predictor the candidate is also replayed with once per case, to tell --predictor against the simple rule: mean (the family median, ranked by its median whatever --rank says) or none; none as well when --predictor is oracle, or mean ranked by the median, or the candidate is not run or reads no prediction")
 	fs.IntVar(&noise, "noise", 0, fmt.Sprintf("replay the candidate this many times more per case (0 to %d) with the reference predictor's every prediction perturbed by up to ±--noise-scale, to tell the ratios to the reference from noise", quality.MaxNoise))
 	fs.Float64Var(&noiseScale, "noise-scale", quality.DefaultNoiseScale, fmt.Sprintf("relative size of --noise's perturbation: each prediction times a per-job factor within exp(±scale), more than 0, at most %v", predictor.MaxPerturbScale))
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
@@ -140,7 +140,8 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch refName {
 	case "none":
 	case "mean":
-		if predName != "mean" && predName != "oracle" && slices.Contains(names, candidate) && policy.UsesPredictions(candidate) {
+		same := predName == "mean" && params.Rank == policy.RankMedian // the run is the reference
+		if !same && predName != "oracle" && slices.Contains(names, candidate) && policy.UsesPredictions(candidate) {
 			reference = func() (predictor.Predictor, error) { return predictor.NewMean(), nil }
 		}
 	default:

@@ -97,3 +97,33 @@ func TestQualityNoiseFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestQualityReferenceRanksByMedian: the family median ranked by the
+// expected value is a candidate of its own, judged against the family
+// median ranked by the median.
+func TestQualityReferenceRanksByMedian(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"quality", "--held-out", "--cases", "heldout-gen", "--policies", "asrpt", "--predictor", "mean", "--rank", "expected", "--json"}
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	var res struct {
+		Reference string `json:"reference_predictor"`
+		Rank      string `json:"rank"`
+		Cases     []struct {
+			Policies []struct {
+				TotalJCT float64 `json:"total_jct_s"`
+			} `json:"policies"`
+			Reference *struct {
+				TotalJCT float64 `json:"total_jct_s"`
+			} `json:"reference"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Reference != "mean" || res.Rank != "expected" || len(res.Cases) != 1 || res.Cases[0].Reference == nil ||
+		res.Cases[0].Reference.TotalJCT == res.Cases[0].Policies[0].TotalJCT {
+		t.Errorf("result %+v: want mean ranked by the expected value against mean ranked by the median", res)
+	}
+}
