@@ -158,6 +158,11 @@ var bucketEdges = []float64{-1, -0.9, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1, 3, m
 //   - user-median: the median of the user's last Window runs, and their
 //     mean run time as the expected output.
 //
+// The window predictors by name (OnlineNames: mean, mean-gpus) are
+// scored as the replay and the sidecar run them (ByName): each test job is
+// predicted once every finished job that ended strictly before its submit
+// time has been observed, the same history as the rows'.
+//
 // The first forest is scored twice: as trained, for every test job, and
 // as "forest-online", the rule the online predictor follows (online.go's
 // Forest): the forest for a job whose (user, family) group has history,
@@ -295,7 +300,43 @@ func Evaluate(jobs []job.Job, cfg EvalConfig) (*EvalReport, error) {
 		}
 		return Estimate{}
 	})
+	for _, name := range OnlineNames {
+		p, err := ByName(name, DefaultConfig())
+		if err != nil {
+			return nil, fmt.Errorf("evaluate %s: %w", name, err)
+		}
+		rep.Predictors = append(rep.Predictors, scoreOnline(name, p, jobs, fin, test, truth))
+	}
 	return rep, nil
+}
+
+// OnlineNames are the predictors Evaluate scores by name, online: those
+// that learn from every finished job as it ends and need no training.
+var OnlineNames = []string{"mean", "mean-gpus"}
+
+// scoreOnline scores p on the test jobs (indices into jobs, in submit
+// order; truth their run times): before each is predicted, every finished
+// job (fin, in submit order) that ended strictly before its submit time
+// has been observed, in end order. Estimates are capped at the job's time
+// limit, as the other predictors' are. Costs: O(n log n) for the end
+// order, then one Observe per finished job and one Predict per test job.
+func scoreOnline(name string, p Predictor, jobs []job.Job, fin, test []int, truth []float64) PredictorResult {
+	byEnd := slices.Clone(fin)
+	slices.SortStableFunc(byEnd, func(a, b int) int { return cmp.Compare(End(&jobs[a]), End(&jobs[b])) })
+	med := make([]float64, len(test))
+	exp := make([]float64, len(test))
+	known := make([]bool, len(test))
+	by := make([]prediction.Estimator, len(test))
+	next := 0
+	for k, i := range test {
+		for ; next < len(byEnd) && End(&jobs[byEnd[next]]) < jobs[i].Submit; next++ {
+			d := &jobs[byEnd[next]]
+			p.Observe(d, End(d))
+		}
+		e := capLimit(p.Predict(&jobs[i]), &jobs[i])
+		med[k], exp[k], known[k], by[k] = e.Fit(), e.Seconds, e.Known, e.Estimator
+	}
+	return score(name, med, exp, truth, known, by)
 }
 
 // baseFallback is the baselines' estimate without user history: partition

@@ -224,7 +224,7 @@ func TestEvaluate(t *testing.T) {
 	if l := by["limit"]; l.ExpectedMAE != l.MAE || l.ExpectedBias != l.MeanErr {
 		t.Errorf("limit has one number, scored differently as median (%g, %g) and expected (%g, %g)", l.MAE, l.MeanErr, l.ExpectedMAE, l.ExpectedBias)
 	}
-	for _, n := range []string{"forest", "forest-online", "limit", "last", "family-median", "user-median"} {
+	for _, n := range []string{"forest", "forest-online", "limit", "last", "family-median", "user-median", "mean", "mean-gpus"} {
 		if _, ok := by[n]; !ok {
 			t.Fatalf("no result for %s", n)
 		}
@@ -245,6 +245,55 @@ func TestEvaluate(t *testing.T) {
 	}
 	if _, err := Evaluate(jobs, EvalConfig{Split: 1.5}); err == nil {
 		t.Error("split 1.5 accepted")
+	}
+}
+
+// historyRecorder is a Predictor that records, per job predicted, the
+// jobs observed before it, in order.
+type historyRecorder struct {
+	seen []string
+	at   map[string][]string
+}
+
+func (h *historyRecorder) Name() string { return "recorder" }
+func (h *historyRecorder) Predict(j *job.Job) Estimate {
+	h.at[j.ID] = slices.Clone(h.seen)
+	return Estimate{Seconds: 100, Median: 100, Known: true}
+}
+func (h *historyRecorder) Repredict(j *job.Job, _ float64) Estimate { return h.Predict(j) }
+func (h *historyRecorder) Observe(j *job.Job, end float64) {
+	if end != End(j) {
+		panic("observed at another time than its end")
+	}
+	h.seen = append(h.seen, j.ID)
+}
+
+// TestScoreOnlineHistory: a window predictor scored by name sees, before
+// each test job, exactly the finished jobs that ended strictly before its
+// submit time, in end order; never the job itself or a later one.
+func TestScoreOnlineHistory(t *testing.T) {
+	jobs := []job.Job{
+		{ID: "a", Submit: 0, RunTime: 60, State: "COMPLETED"},  // ends 60
+		{ID: "b", Submit: 10, RunTime: 40, State: "COMPLETED"}, // ends 50
+		{ID: "c", Submit: 50, RunTime: 10, State: "COMPLETED"}, // ends 60; b ended at 50, not before
+		{ID: "d", Submit: 60, RunTime: 500, State: "FAILED"},   // ends 560; b is history, a and c ended at 60
+		{ID: "e", Submit: 61, RunTime: 5, State: "COMPLETED"},  // ends 66
+		{ID: "f", Submit: 70, RunTime: 5, State: "COMPLETED"},
+	}
+	fin := []int{0, 1, 2, 3, 4, 5}
+	test := []int{2, 3, 4, 5}
+	truth := []float64{10, 500, 5, 5}
+	h := &historyRecorder{at: map[string][]string{}}
+	res := scoreOnline("recorder", h, jobs, fin, test, truth)
+	want := map[string][]string{"c": nil, "d": {"b"}, "e": {"b", "a", "c"}, "f": {"b", "a", "c", "e"}}
+	for id, w := range want {
+		if !slices.Equal(h.at[id], w) {
+			t.Errorf("job %s predicted after %v, want %v", id, h.at[id], w)
+		}
+	}
+	// Every prediction is 100 s: MAE over |100-10|, |100-500|, |100-5|, |100-5|.
+	if res.Name != "recorder" || math.Abs(res.MAE-(90+400+95+95)/4.0) > 1e-9 || res.Known != 1 {
+		t.Errorf("result %+v", res)
 	}
 }
 
