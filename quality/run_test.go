@@ -498,7 +498,8 @@ func TestRunNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`(?m)^\s+tiny-sacct/seed2\s+\d\.\d{3}\s+\d\.\d{3}\s+(better|within_noise|worse)\s*$`).MatchString(buf.String()) ||
-		!strings.Contains(buf.String(), "perturbed by up to ±20% (2 replays per case)") {
+		!strings.Contains(buf.String(), "perturbed by up to ±20% (2 replays per case)") ||
+		!regexp.MustCompile(`(?m)^\s+tiny-gen(\s+-){4}\s+\d\.\d{3}\s+\d\.\d{3}\s+(better|within_noise|worse)\s*$`).MatchString(buf.String()) {
 		t.Errorf("table lacks the noise columns or line:\n%s", buf.String())
 	}
 

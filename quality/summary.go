@@ -190,6 +190,21 @@ func noiseBand(xs []float64, ref float64) float64 {
 	return band
 }
 
+// refVerdict judges a ratio to the reference r against a noise band
+// (≥ 1): RefWorse above it, RefBetter below its inverse, RefWithinNoise
+// between; "" when either is missing (0).
+func refVerdict(r, band float64) string {
+	switch {
+	case r == 0 || band == 0:
+		return ""
+	case r > band:
+		return RefWorse
+	case r < 1/band:
+		return RefBetter
+	}
+	return RefWithinNoise
+}
+
 // summarizeNoise fills the cases' noise bands and verdicts (cs, in the
 // order of cases) and returns the summary, nil when no case has both a
 // reference and perturbed replays.
@@ -215,16 +230,12 @@ func summarizeNoise(cases []CaseResult, cs []CaseSummary) *NoiseSummary {
 		}
 		bands.add(band, 1)
 		cs[i].NoiseBand = band
-		switch r := cs[i].VsReference; {
-		case r == 0:
-		case r > band:
-			cs[i].VsReferenceVerdict = RefWorse
+		switch cs[i].VsReferenceVerdict = refVerdict(cs[i].VsReference, band); cs[i].VsReferenceVerdict {
+		case RefWorse:
 			out.Worse++
-		case r < 1/band:
-			cs[i].VsReferenceVerdict = RefBetter
+		case RefBetter:
 			out.Better++
-		default:
-			cs[i].VsReferenceVerdict = RefWithinNoise
+		case RefWithinNoise:
 			out.Within++
 		}
 	}

@@ -226,6 +226,14 @@ func TestSummarizeNoise(t *testing.T) {
 	if n.Suite.Cases != 2 || !near(n.Suite.Min, math.Min(s1, s2)) || !near(n.Suite.Max, math.Max(s1, s2)) {
 		t.Errorf("suite noise %+v, want %v and %v", n.Suite, s1, s2)
 	}
+	for _, tc := range []struct {
+		r, band float64
+		want    string
+	}{{1.2, 1.1, RefWorse}, {1.1, 1.1, RefWithinNoise}, {1 / 1.1, 1.1, RefWithinNoise}, {0.9, 1.1, RefBetter}, {1, 1, RefWithinNoise}, {0, 1.1, ""}, {1.2, 0, ""}} {
+		if got := refVerdict(tc.r, tc.band); got != tc.want {
+			t.Errorf("refVerdict(%v, %v) = %q, want %q", tc.r, tc.band, got, tc.want)
+		}
+	}
 	if Summarize(cases[4:], []string{"asrpt"}, "asrpt", "las").Noise != nil {
 		t.Error("no case with perturbed replays: want no noise summary")
 	}

@@ -143,21 +143,39 @@ func (r *Result) writeSeedMeans(w io.Writer) {
 	if ns := len(r.Seeds); ns > 1 && len(s.Cases) == len(r.Cases) {
 		fmt.Fprintf(w, "\nper case, geometric means over the %d seeds (min … max of %s/best):\n", ns, cand)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "case\t%s/best\t\t%s/%s\t%s/%s\t\n", cand, cand, s.Preemptive, cand, orc)
+		fmt.Fprintf(tw, "case\t%s/best\t\t%s/%s\t%s/%s\t", cand, cand, s.Preemptive, cand, orc)
+		ref := s.VsReference.Cases > 0
+		if ref {
+			fmt.Fprintf(tw, "%s/%s(%s)\t", cand, cand, r.Reference)
+		}
+		if s.Noise != nil {
+			fmt.Fprintf(tw, "noise band\tverdict\t")
+		}
+		fmt.Fprintln(tw)
 		for i := 0; i+ns <= len(s.Cases); i += ns {
-			var best, pre, vsOrc ratios
+			var best, pre, vsOrc, vsRef ratios
 			for _, c := range s.Cases[i : i+ns] {
 				best.add(c.VsBestBaseline, 1)
 				pre.add(c.VsPreemptive, 1)
 				vsOrc.add(c.VsOracle, 1)
+				vsRef.add(c.VsReference, 1)
 			}
 			b := best.mean()
 			spread := "-"
 			if b.Cases > 0 {
 				spread = fmt.Sprintf("[%.3f … %.3f]", b.Min, b.Max)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", r.Cases[i].Case, ratio(b.Geomean), spread,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t", r.Cases[i].Case, ratio(b.Geomean), spread,
 				ratio(pre.mean().Geomean), ratio(vsOrc.mean().Geomean))
+			if ref {
+				fmt.Fprintf(tw, "%s\t", ratio(vsRef.mean().Geomean))
+			}
+			if s.Noise != nil {
+				// Every seed of a case shares its reference and band.
+				band := s.Cases[i].NoiseBand
+				fmt.Fprintf(tw, "%s\t%s\t", ratio(band), dash(refVerdict(vsRef.mean().Geomean, band)))
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 	}
