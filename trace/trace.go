@@ -457,7 +457,7 @@ func (s Stats) hetText() string {
 	if s.HetComponents == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d heterogeneous job components merged into their jobs", s.HetComponents)
+	return fmt.Sprintf("; heterogeneous job components merged into their jobs: %d", s.HetComponents)
 }
 
 // preemptText is the part of String on preempt words, "" without any.
