@@ -379,9 +379,15 @@ func medianRanked(w *sim.Workload, c Case, cfg Config) *sim.Workload {
 	}
 	params := cfg.Params
 	params.Rank = policy.RankMedian
+	return &sim.Workload{Env: caseEnv(c, params, cfg.Site), Jobs: w.Jobs, Excluded: w.Excluded}
+}
+
+// caseEnv is the Env case c is replayed on: its uniform cluster, the
+// policy tunables params and the site's priority configuration.
+func caseEnv(c Case, params policy.Params, site *policy.Site) *policy.Env {
 	env := policy.NewEnv(cluster.Uniform(c.Nodes, c.GPUsPerNode), params)
-	env.Site = cfg.Site
-	return &sim.Workload{Env: env, Jobs: w.Jobs, Excluded: w.Excluded}
+	env.Site = site
+	return env
 }
 
 // prepare loads a case's jobs and returns them prepared for its cluster,
@@ -399,8 +405,7 @@ func prepare(c Case, cfg Config) (*sim.Workload, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	env := policy.NewEnv(cluster.Uniform(c.Nodes, c.GPUsPerNode), cfg.Params)
-	env.Site = cfg.Site
+	env := caseEnv(c, cfg.Params, cfg.Site)
 	w, err := sim.Prepare(t, env)
 	if err != nil {
 		return nil, 0, err

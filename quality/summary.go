@@ -180,14 +180,15 @@ type NoiseSummary struct {
 // noiseBand returns exp(max |log(x / ref)|) over the perturbed totals xs
 // (≥ 1), or 0 when there is none or ref is not positive.
 func noiseBand(xs []float64, ref float64) float64 {
-	band := 0.0
+	var r ratios
 	for _, x := range xs {
-		var r ratios
-		if v := r.add(x, ref); v > 0 {
-			band = math.Max(band, math.Exp(math.Abs(math.Log(v))))
-		}
+		r.add(x, ref)
 	}
-	return band
+	m := r.mean()
+	if m.Cases == 0 {
+		return 0
+	}
+	return math.Max(m.Max, 1/m.Min)
 }
 
 // refVerdict judges a ratio to the reference r against a noise band

@@ -114,11 +114,7 @@ func (r *Result) writeReference(w io.Writer) {
 	for _, c := range s.Cases {
 		fmt.Fprintf(tw, "%s\t%s\t", c.Case, ratio(c.VsReference))
 		if s.Noise != nil {
-			verdict := c.VsReferenceVerdict
-			if verdict == "" {
-				verdict = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t", ratio(c.NoiseBand), verdict)
+			fmt.Fprintf(tw, "%s\t%s\t", ratio(c.NoiseBand), dash(c.VsReferenceVerdict))
 		}
 		fmt.Fprintln(tw)
 		if c.VsReference > worst {
