@@ -5,6 +5,14 @@ import (
 	"strings"
 )
 
+// Default is the predictor the replay, the quality suite and the sidecar
+// use unless told otherwise: the (user, name, GPU count) window mean,
+// ranked by its expected value (policy.RankFor). Measured on the quality
+// suite it is never worse than the family median beyond a case's noise
+// band, where every forest-based predictor is on some cases (README,
+// "Which prediction asrpt ranks by"); the forest stays a candidate.
+const Default = "mean-gpus"
+
 // Names lists the predictors ByName knows.
 func Names() []string { return []string{"oracle", "limit", "mean", "mean-gpus", "forest", "select"} }
 
@@ -36,6 +44,11 @@ func ByName(name string, cfg Config) (Predictor, error) {
 	}
 	return nil, fmt.Errorf("predictor: unknown predictor %q (known: %s)", name, strings.Join(Names(), ", "))
 }
+
+// Seeded reports whether the named predictor's estimates depend on the
+// seed of Config.Train.Forest (forest and select); the others give the same
+// estimates whatever the seed, so replays with several seeds repeat one.
+func Seeded(name string) bool { return name == "forest" || name == "select" }
 
 // Unwrap returns the predictor under every wrapper of p (WithArrays,
 // Perturb), or p itself.

@@ -173,7 +173,7 @@ func DefaultConfig() Config {
 		RequiredNodes: true,
 		Policy:        "asrpt",
 		Params:        factorParams(),
-		Predictor:     "forest",
+		Predictor:     predictor.Default,
 		Retrain:       24 * time.Hour,
 		History:       30 * 24 * time.Hour,
 		MetricsListen: "127.0.0.1:9870",
@@ -194,6 +194,7 @@ func factorParams() policy.Params {
 	p.WaitScale = policy.DefaultFactorWaitScale
 	p.OverdueShare = policy.DefaultFactorOverdueShare
 	p.AccountGuard = policy.DefaultFactorAccountGuard
+	p.Rank = policy.RankFor(predictor.Default)
 	return p
 }
 
@@ -330,6 +331,10 @@ func parseConfig(data []byte, name string, mode WriteMode) (Config, error) {
 		add("policy.rank", "%q is not median or expected", rank)
 	} else {
 		c.Params.Rank = r
+	}
+	if _, set := lines["policy.rank"]; !set {
+		// The predictor's own ranking (policy.RankFor), as --rank's default.
+		c.Params.Rank = policy.RankFor(c.Predictor)
 	}
 	if mode != "" {
 		c.WriteMode = mode

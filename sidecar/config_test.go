@@ -12,6 +12,7 @@ import (
 
 	"github.com/asrpt/asrpt/internal/fuzzbound"
 	"github.com/asrpt/asrpt/policy"
+	"github.com/asrpt/asrpt/predictor"
 )
 
 // TestExampleConfig checks that contrib/asrpt.toml parses and states the
@@ -346,5 +347,34 @@ func TestWaitScaleDefault(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(base+"[policy]\noverdue_share = 2.0\n"), "asrpt.toml"); err == nil || !strings.Contains(err.Error(), "policy.overdue_share") {
 		t.Errorf("overdue_share 2: err %v", err)
+	}
+}
+
+// TestConfigRankFollowsPredictor: without policy.rank the ranking is the
+// predictor's own (policy.RankFor): the expected value for the default
+// mean-gpus, the median for the forest; a rank in the file wins.
+func TestConfigRankFollowsPredictor(t *testing.T) {
+	const head = "[slurm]\nurl = \"unix:///s\"\n"
+	for _, tc := range []struct {
+		body string
+		want policy.Rank
+	}{
+		{"", policy.RankExpected},
+		{"[predictor]\nname = \"mean-gpus\"\n", policy.RankExpected},
+		{"[predictor]\nname = \"forest\"\n", policy.RankMedian},
+		{"[predictor]\nname = \"mean\"\n", policy.RankMedian},
+		{"[policy]\nrank = \"median\"\n", policy.RankMedian},
+		{"[policy]\nrank = \"expected\"\n[predictor]\nname = \"forest\"\n", policy.RankExpected},
+	} {
+		c, err := ParseConfig([]byte(head+tc.body), "asrpt.toml")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.body, err)
+		}
+		if c.Params.Rank != tc.want {
+			t.Errorf("%q: rank %v, want %v", tc.body, c.Params.Rank, tc.want)
+		}
+	}
+	if DefaultConfig().Predictor != predictor.Default || DefaultConfig().Params.Rank != policy.RankFor(predictor.Default) {
+		t.Errorf("defaults: predictor %s rank %v", DefaultConfig().Predictor, DefaultConfig().Params.Rank)
 	}
 }

@@ -127,3 +127,46 @@ func TestQualityReferenceRanksByMedian(t *testing.T) {
 		t.Errorf("result %+v: want mean ranked by the expected value against mean ranked by the median", res)
 	}
 }
+
+// TestQualityDefaultPredictor: without --predictor the suite runs
+// predictor.Default ranked by its expected value (policy.RankFor), against
+// the family median, and a predictor that reads no seed is replayed with
+// the first of --seeds alone; the forest keeps its seeds and the median
+// ranking.
+func TestQualityDefaultPredictor(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		rank      string
+		seeds     int
+		predictor string
+		note      bool
+	}{
+		{nil, "expected", 1, "mean-gpus", true},
+		{[]string{"--predictor", "mean-gpus", "--rank", "median"}, "median", 1, "mean-gpus", true},
+		{[]string{"--predictor", "forest"}, "median", 2, "forest", false},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"quality", "--held-out", "--cases", "heldout-gen", "--policies", "asrpt", "--seeds", "1,2", "--json"}, tc.args...)
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", tc.args, code, stderr.String())
+		}
+		var res struct {
+			Rank  string  `json:"rank"`
+			Seeds []int64 `json:"seeds"`
+			Cases []struct {
+				Policies []struct {
+					Predictor string `json:"predictor"`
+				} `json:"policies"`
+			} `json:"cases"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Rank != tc.rank || len(res.Seeds) != tc.seeds || len(res.Cases) != tc.seeds || res.Cases[0].Policies[0].Predictor != tc.predictor {
+			t.Errorf("%v: rank %q, seeds %v, %d cases, %+v; want rank %s, %d seeds, predictor %s", tc.args, res.Rank, res.Seeds, len(res.Cases), res.Cases, tc.rank, tc.seeds, tc.predictor)
+		}
+		if note := strings.Contains(stderr.String(), "reads no seed: replaying with seed 1 alone"); note != tc.note {
+			t.Errorf("%v: stderr %q: note of the dropped seeds %v, want %v", tc.args, stderr.String(), note, tc.note)
+		}
+	}
+}
