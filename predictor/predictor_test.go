@@ -107,9 +107,11 @@ func TestMeanRepredictGroup(t *testing.T) {
 }
 
 // TestMeanByGPUs: mean-gpus sizes a job from its (user, family, GPU
-// count) group, else its (user, family) group, then its user's runs; it
-// asks every waiting job again after a finish, since the jobs of one
-// (user, family) group no longer share one estimate.
+// count) group, its expected value shrunk towards the (user, family)
+// group's mean by GPUGroupPrior runs and its median the GPU group's own,
+// else its (user, family) group, then its user's runs; it asks every
+// waiting job again after a finish, since the jobs of one (user, family)
+// group no longer share one estimate.
 func TestMeanByGPUs(t *testing.T) {
 	m := NewMeanByGPUs()
 	for i, r := range []struct {
@@ -126,8 +128,9 @@ func TestMeanByGPUs(t *testing.T) {
 		known     bool
 		estimator prediction.Estimator
 	}{
-		{"its GPU count", job.Job{User: "u", Name: "train-run9", GPUs: 1}, 200, true, prediction.ByGroup},
-		{"the other GPU count", job.Job{User: "u", Name: "train-run9", GPUs: 8}, 10000, true, prediction.ByGroup},
+		// (2·200 + 10·3466.67) / 12 and (1·10000 + 10·3466.67) / 11.
+		{"its GPU count", job.Job{User: "u", Name: "train-run9", GPUs: 1}, (2*200 + GPUGroupPrior*10400.0/3) / (2 + GPUGroupPrior), true, prediction.ByGroup},
+		{"the other GPU count", job.Job{User: "u", Name: "train-run9", GPUs: 8}, (10000 + GPUGroupPrior*10400.0/3) / (1 + GPUGroupPrior), true, prediction.ByGroup},
 		{"a GPU count not seen: the family", job.Job{User: "u", Name: "train-run9", GPUs: 4}, 3466.6666666666665, true, prediction.ByGroup},
 		{"another family: the user", job.Job{User: "u", Name: "eval", GPUs: 1}, 3466.6666666666665, false, prediction.ByUser},
 	} {
@@ -135,6 +138,11 @@ func TestMeanByGPUs(t *testing.T) {
 		if math.Abs(got.Seconds-tc.mean) > 1e-9 || got.Known != tc.known || got.Estimator != tc.estimator {
 			t.Errorf("%s: %+v, want mean %g, known %v, by %s", tc.name, got, tc.mean, tc.known, tc.estimator)
 		}
+	}
+	// The median is the GPU group's own: of 100 and 300 s, 173 s (the
+	// window's median of log run times).
+	if got := m.Predict(&job.Job{User: "u", Name: "train-run9", GPUs: 1}).Median; math.Abs(got-math.Sqrt(100*300)) > 1 {
+		t.Errorf("median of the GPU group: %g, want about %g", got, math.Sqrt(100*300))
 	}
 	if m.Name() != "mean-gpus" || NewMean().Name() != "mean" {
 		t.Errorf("names %q, %q", m.Name(), NewMean().Name())
