@@ -113,7 +113,7 @@ func (m *meanAcc) estimate(known bool, by prediction.Estimator) Estimate {
 // expected value, and the median of the group's last Window runs as the
 // median; for an unseen group it falls back to the user's mean and median,
 // then the time limit, then DefaultLimit, and reports Known = false.
-// Memory: O(Window) per group and user.
+// Memory: O(Window) per group, user and (mean-gpus) partition.
 //
 // NewMeanByGPUs (predictor "mean-gpus") keys the groups by the GPU count
 // too: a job is sized from the runs of its (user, family, GPU count)
@@ -124,13 +124,19 @@ func (m *meanAcc) estimate(known bool, by prediction.Estimator) Estimate {
 // towards its (user, family) group's, as if the GPU group had
 // GPUGroupPrior more runs at that mean: (n·mean_gpu + k·mean_family) /
 // (n + k). Its median is the GPU group's own (shrinking it too sized
-// Philly's jobs worse).
+// Philly's jobs worse). A job whose user has no history is sized from its
+// partition's runs (Known false, ByPartition) before the time limit, as
+// the family-median baseline of Evaluate is: the time limit had sized a
+// history of 300 users 7% worse than that baseline.
 type Mean struct {
 	group map[[2]string]*meanAcc
 	user  map[string]*meanAcc
 	// gpuGroup, nil but with NewMeanByGPUs, holds the (user, family, GPU
 	// count) groups, asked first.
 	gpuGroup map[gpuGroupKey]*meanAcc
+	// partition, nil but with NewMeanByGPUs, holds every partition's runs:
+	// the fallback of a job whose user has no history.
+	partition map[string]*meanAcc
 	// families caches Family by job name: Predict and Observe both need
 	// it, and real accounting repeats names. Cleared when it grows past
 	// maxFamilyCache entries, so memory stays bounded.
@@ -176,6 +182,7 @@ func NewMean() *Mean {
 func NewMeanByGPUs() *Mean {
 	m := NewMean()
 	m.gpuGroup = map[gpuGroupKey]*meanAcc{}
+	m.partition = map[string]*meanAcc{}
 	return m
 }
 
@@ -206,6 +213,9 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 	}
 	if a := m.user[j.User]; a != nil {
 		return a.estimate(false, prediction.ByUser)
+	}
+	if a := m.partition[j.Partition]; a != nil {
+		return a.estimate(false, prediction.ByPartition)
 	}
 	return unknown(Limit{}.Predict(j))
 }
@@ -257,6 +267,14 @@ func (m *Mean) Observe(j *job.Job, _ float64) {
 			m.gpuGroup[kg] = g
 		}
 		g.add(j.RunTime)
+	}
+	if m.partition != nil {
+		pa := m.partition[j.Partition]
+		if pa == nil {
+			pa = &meanAcc{}
+			m.partition[j.Partition] = pa
+		}
+		pa.add(j.RunTime)
 	}
 	u := m.user[j.User]
 	if u == nil {

@@ -153,6 +153,38 @@ func TestMeanByGPUs(t *testing.T) {
 	}
 }
 
+// TestMeanByGPUsPartition: a job of a user without history is sized by
+// mean-gpus from its partition's runs, else its time limit; mean keeps
+// the time limit (the family median's own rule, the reference).
+func TestMeanByGPUsPartition(t *testing.T) {
+	m, plain := NewMeanByGPUs(), NewMean()
+	for i, r := range []struct {
+		partition string
+		run       float64
+	}{{"gpu", 100}, {"gpu", 300}, {"debug", 50}} {
+		j := job.Job{ID: fmt.Sprint(i), User: "u", Name: "train", GPUs: 1, Partition: r.partition, RunTime: r.run}
+		m.Observe(&j, float64(i))
+		plain.Observe(&j, float64(i))
+	}
+	for _, tc := range []struct {
+		name      string
+		p         Predictor
+		partition string
+		seconds   float64
+		estimator prediction.Estimator
+	}{
+		{"mean-gpus, a partition with runs", m, "gpu", 200, prediction.ByPartition},
+		{"mean-gpus, the other partition", m, "debug", 50, prediction.ByPartition},
+		{"mean-gpus, a partition without runs", m, "cpu", 7200, prediction.ByLimit},
+		{"mean, a partition with runs", plain, "gpu", 7200, prediction.ByLimit},
+	} {
+		got := tc.p.Predict(&job.Job{User: "new", Name: "eval", GPUs: 1, Partition: tc.partition, TimeLimit: 7200})
+		if math.Abs(got.Seconds-tc.seconds) > 1e-9 || got.Known || got.Estimator != tc.estimator {
+			t.Errorf("%s: %+v, want %g s by %s, not known", tc.name, got, tc.seconds, tc.estimator)
+		}
+	}
+}
+
 // TestEstimatorNamed: every estimate names what gave it, whichever
 // predictor and fallback.
 func TestEstimatorNamed(t *testing.T) {
