@@ -35,13 +35,14 @@ func genWorkload(b *testing.B, n int) (*cluster.Cluster, []job.Job) {
 
 // BenchmarkReplayForest replays a generated workload of -replay.jobs jobs
 // through A-SRPT in the simulator with the online forest (default
-// settings) and reports the share of the replay's wall time spent
-// training, the number of trainings and the wall time per job. Run it
+// settings), and with the window predictors (mean, and mean-gpus, the
+// default) for comparison, and reports the share of the replay's wall
+// time spent training, the number of trainings and the wall time per job. Run it
 // alone: go test -run '^$' -bench ReplayForest -benchtime 1x ./predictor
 // [-replay.jobs 1000000].
 func BenchmarkReplayForest(b *testing.B) {
 	c, jobs := genWorkload(b, *replayJobs)
-	for _, name := range []string{"mean", "forest"} {
+	for _, name := range []string{"mean", predictor.Default, "forest"} {
 		b.Run(fmt.Sprintf("jobs=%d/%s", len(jobs), name), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				p, err := predictor.ByName(name, predictor.DefaultConfig())
