@@ -59,7 +59,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.IntVar(&noise, "noise", 0, fmt.Sprintf("replay the candidate this many times more per case (0 to %d) with the reference predictor's every prediction perturbed by up to ±--noise-scale, to tell the ratios to the reference from noise", quality.MaxNoise))
 	fs.Float64Var(&noiseScale, "noise-scale", quality.DefaultNoiseScale, fmt.Sprintf("relative size of --noise's perturbation: each prediction times a per-job factor within exp(±scale), more than 0, at most %v", predictor.MaxPerturbScale))
 	fs.Int64Var(&seed, "seed", 1, "seed of the predictor")
-	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone)")
+	fs.StringVar(&seedList, "seeds", "", "comma-separated predictor seeds: every case is replayed with each, and the means are over all (default: --seed alone; a predictor that reads no seed, as mean-gpus, is replayed with the first alone)")
 	retrainEvery = predictor.DefaultConfig().RetrainEvery
 	fs.Var(secondsFlag{p: &retrainEvery}, "retrain-every", "simulated time between two trainings of the online forest: seconds, or a duration (24h, 30d)")
 	fs.StringVar(&candidate, "candidate", quality.DefaultCandidate, "policy the summary judges against the others")
