@@ -536,6 +536,16 @@ func (c *Config) CheckFiles(name string) Problems {
 	return ps
 }
 
+// UsePredictor sets the predictor by name (Predictor) and the ranking to
+// the predictor's own (policy.RankFor), as a file that names the predictor
+// and no policy.rank gets: code that changes the predictor of a Config
+// should call it rather than set Predictor alone, which would keep the
+// previous predictor's ranking.
+func (c *Config) UsePredictor(name string) {
+	c.Predictor = name
+	c.Params.Rank = policy.RankFor(name)
+}
+
 // PredictorConfig returns the predictor settings for predictor.ByName.
 func (c *Config) PredictorConfig() predictor.Config {
 	pc := predictor.DefaultConfig()

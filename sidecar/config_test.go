@@ -374,6 +374,11 @@ func TestConfigRankFollowsPredictor(t *testing.T) {
 			t.Errorf("%q: rank %v, want %v", tc.body, c.Params.Rank, tc.want)
 		}
 	}
+	c := DefaultConfig()
+	c.UsePredictor("forest")
+	if c.Predictor != "forest" || c.Params.Rank != policy.RankMedian {
+		t.Errorf("UsePredictor(forest): predictor %s rank %v, want the median", c.Predictor, c.Params.Rank)
+	}
 	if DefaultConfig().Predictor != predictor.Default || DefaultConfig().Params.Rank != policy.RankFor(predictor.Default) {
 		t.Errorf("defaults: predictor %s rank %v", DefaultConfig().Predictor, DefaultConfig().Params.Rank)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/asrpt/asrpt/cluster"
 	"github.com/asrpt/asrpt/decision"
-	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/slurmclient"
 )
 
@@ -87,10 +86,7 @@ func fakeServerSidecar(t *testing.T, srv *httptest.Server) (*Sidecar, *probe, *s
 	cfg := DefaultConfig()
 	cfg.Interval = 200 * time.Millisecond
 	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
-	cfg.Predictor = "mean"
-	// The predictor's own ranking, as a file naming it without a rank
-	// gets (ParseConfig): the median for mean.
-	cfg.Params.Rank = policy.RankFor(cfg.Predictor)
+	cfg.UsePredictor("mean")      // ranked by its median, as a file naming mean gets
 	cfg.WriteMode = WritePriority // the fake serves v0.0.38
 	p := newProbe(cl)
 	logs := &syncBuffer{}

@@ -41,7 +41,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
-	"github.com/asrpt/asrpt/policy"
 	"github.com/asrpt/asrpt/slurmclient"
 	"github.com/asrpt/asrpt/slurmconf"
 	"github.com/asrpt/asrpt/test/slurmlab"
@@ -122,10 +121,7 @@ func newLive(t *testing.T, lab *slurmlab.Lab, url string, mod func(*Config)) *li
 	cfg.Slurm.URL, cfg.Slurm.TokenFile = url, l.tokenFile
 	cfg.Interval = liveInterval
 	cfg.StateFile = filepath.Join(t.TempDir(), "state.json")
-	cfg.Predictor = "mean"
-	// The predictor's own ranking, as a file naming it without a rank
-	// gets (ParseConfig): the median for mean.
-	cfg.Params.Rank = policy.RankFor(cfg.Predictor)
+	cfg.UsePredictor("mean") // ranked by its median, as a file naming mean gets
 	cfg.History = time.Hour
 	// The live tests written before factor mode check priorities (and run
 	// on 22.05 too); live_factor_test.go sets factor mode.
