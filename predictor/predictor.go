@@ -196,19 +196,20 @@ func (m *Mean) Name() string {
 
 // Predict implements Predictor.
 func (m *Mean) Predict(j *job.Job) Estimate {
+	fam := m.family(j.Name)
 	if m.gpuGroup != nil {
-		if a := m.gpuGroup[gpuGroupKey{j.User, m.family(j.Name), j.GPUs}]; a != nil {
+		if a := m.gpuGroup[gpuGroupKey{j.User, fam, j.GPUs}]; a != nil {
 			e := a.estimate(true, prediction.ByGroup)
 			// Every run of the GPU group is one of its (user, family)
 			// group (Observe), so that group exists.
-			if g := m.group[[2]string{j.User, m.family(j.Name)}]; g != nil {
+			if g := m.group[[2]string{j.User, fam}]; g != nil {
 				n := float64(a.n)
 				e.Seconds = positive((n*a.mean() + GPUGroupPrior*g.mean()) / (n + GPUGroupPrior))
 			}
 			return e
 		}
 	}
-	if a := m.group[[2]string{j.User, m.family(j.Name)}]; a != nil {
+	if a := m.group[[2]string{j.User, fam}]; a != nil {
 		return a.estimate(true, prediction.ByGroup)
 	}
 	if a := m.user[j.User]; a != nil {
