@@ -92,6 +92,10 @@ type meanAcc struct {
 	sum float64
 	n   int
 	win window
+	// tail[k], made at the tailAt-th run (longerThan), is the sum in
+	// seconds of the window's runs from the k-th shortest on.
+	tail   []float64
+	tailAt int
 }
 
 func (m *meanAcc) add(x float64) {
@@ -141,6 +145,9 @@ type Mean struct {
 	// it, and real accounting repeats names. Cleared when it grows past
 	// maxFamilyCache entries, so memory stays bounded.
 	families map[string]string
+	// runs, nil but with NewMeanByGPUs, holds the jobs running now
+	// (RunAware).
+	runs *running
 }
 
 const maxFamilyCache = 1 << 16
@@ -183,7 +190,37 @@ func NewMeanByGPUs() *Mean {
 	m := NewMean()
 	m.gpuGroup = map[gpuGroupKey]*meanAcc{}
 	m.partition = map[string]*meanAcc{}
+	m.runs = newRunning()
 	return m
+}
+
+var _ RunAware = (*Mean)(nil)
+
+// Started implements RunAware: with NewMeanByGPUs, a (user, family, GPU
+// count) group's expected value counts its jobs running longer than its
+// mean (running.censoredMean), and so does the (user, family) group's
+// mean it is shrunk towards. mean ignores running jobs: it is the
+// reference.
+func (m *Mean) Started(j *job.Job, start float64) {
+	if m.runs == nil {
+		return
+	}
+	fam := m.family(j.Name)
+	m.runs.start(j.ID, runKey{family: [2]string{j.User, fam}, gpu: gpuGroupKey{j.User, fam, j.GPUs}}, start, j.TimeLimit)
+}
+
+// Stopped implements RunAware.
+func (m *Mean) Stopped(id string) {
+	if m.runs != nil {
+		m.runs.stop(id)
+	}
+}
+
+// Clock implements RunAware.
+func (m *Mean) Clock(now float64) {
+	if m.runs != nil {
+		m.runs.now = now
+	}
 }
 
 // Name implements Predictor.
@@ -203,8 +240,9 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 			// Every run of the GPU group is one of its (user, family)
 			// group (Observe), so that group exists.
 			if g := m.group[[2]string{j.User, fam}]; g != nil {
-				n := float64(a.n)
-				e.Seconds = positive((n*a.mean() + GPUGroupPrior*g.mean()) / (n + GPUGroupPrior))
+				mean, n := m.runs.censoredMean(a, m.runs.gpu[gpuGroupKey{j.User, fam, j.GPUs}])
+				family, _ := m.runs.censoredMean(g, m.runs.family[[2]string{j.User, fam}])
+				e.Seconds = positive((n*mean + GPUGroupPrior*family) / (n + GPUGroupPrior))
 			}
 			return e
 		}
@@ -253,6 +291,9 @@ func (m *Mean) RepredictGroup(done *job.Job, _ float64) (Estimate, bool) {
 
 // Observe implements Predictor.
 func (m *Mean) Observe(j *job.Job, _ float64) {
+	if m.runs != nil {
+		m.runs.stop(j.ID)
+	}
 	k := [2]string{j.User, m.family(j.Name)}
 	a := m.group[k]
 	if a == nil {
