@@ -132,3 +132,49 @@ func mustPolicy(t *testing.T, name string, c *cluster.Cluster) policy.Policy {
 	}
 	return p
 }
+
+// hidden is a predictor that does not say it learns from running jobs.
+type hidden struct{ predictor.Predictor }
+
+// TestRunningJobsSizeTheirGroup: the replay tells a predictor that learns
+// from running jobs (mean-gpus) of every start and of the time. On two
+// GPUs, family "a" has run 10 s once when a run of it starts that lasts
+// 5000 s; 400 s in, a job of "a" and one of "b" (run once: 50 s) wait for
+// the next free GPU. Told that "a"'s run has outlived its 10 s mean,
+// mean-gpus sizes the waiting "a" job at about 406 s and runs the "b" job
+// first; not told, it sizes it at 10 s and runs it first. (Ranked by the
+// median, mean-gpus's own ranking is the expected value, the running jobs
+// change nothing: the median is of finished runs alone.)
+func TestRunningJobsSizeTheirGroup(t *testing.T) {
+	c := cluster.Uniform(1, 2)
+	jobs := []job.Job{
+		{ID: "1", User: "u", Name: "a", GPUs: 1, RunTime: 10, Submit: 0},
+		{ID: "2", User: "u", Name: "b", GPUs: 1, RunTime: 50, Submit: 0},
+		{ID: "3", User: "u", Name: "a", GPUs: 1, RunTime: 5000, Submit: 100},
+		{ID: "4", User: "u", Name: "c", GPUs: 1, RunTime: 1000, Submit: 100},
+		{ID: "5", User: "u", Name: "b", GPUs: 1, RunTime: 50, Submit: 500},
+		{ID: "6", User: "u", Name: "a", GPUs: 1, RunTime: 10, Submit: 501},
+	}
+	for _, tc := range []struct {
+		name   string
+		pred   predictor.Predictor
+		startB float64
+		estA   float64
+	}{
+		{"told", predictor.NewMeanByGPUs(), 1100, (10 + 2*401) / 2.0},
+		{"not told", hidden{predictor.NewMeanByGPUs()}, 1110, 10},
+	} {
+		params := policy.DefaultParams()
+		params.Rank = policy.RankFor(predictor.Default) // the expected value
+		r, err := replayJobs(jobs, c, params, Config{Policy: "asrpt", Predictor: tc.pred, Check: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Jobs[4].Start; got != tc.startB {
+			t.Errorf("%s: the waiting b job started at %v, want %v", tc.name, got, tc.startB)
+		}
+		if got := r.Jobs[5].Predicted; got != tc.estA {
+			t.Errorf("%s: the waiting a job predicted %v s, want %v", tc.name, got, tc.estA)
+		}
+	}
+}

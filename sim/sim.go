@@ -359,6 +359,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 		policy.UsesPredictions(cfg.Policy) && !policy.Sidecar(base) {
 		groups = regroup{}
 	}
+	// A predictor that learns from running jobs hears of every start and
+	// preemption, and is told the time before it predicts.
+	runs, _ := predictor.Running(pred)
 	tr, err := newTracer(cfg.Why, jobs, cfg.Policy)
 	if err != nil {
 		return nil, err
@@ -450,6 +453,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			pol.Finish(now, t)
 			tr.event(now, t, WhyFinished, free)
 			pred.Observe(t.Job, c.at)
+			if runs != nil {
+				runs.Clock(now)
+			}
 			if groups != nil {
 				groups.repredict(now, st.group, t, pred, upd, finished)
 			}
@@ -465,6 +471,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			}
 			j := new(job.Job)
 			*j = jobs.Job(next)
+			if runs != nil {
+				runs.Clock(now)
+			}
 			est := pred.Predict(j)
 			t, err := env.NewTask(j, next, est)
 			if err != nil {
@@ -508,6 +517,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 			r.Preemptions++
 			st.version++
 			pending++
+			if runs != nil {
+				runs.Stopped(t.ID)
+			}
 			tr.event(now, t, WhyPreempted, free)
 		}
 		traced := tr.seq >= 0 && tr.seq < next && states[tr.seq] != nil && states[tr.seq].task.Pending()
@@ -527,6 +539,9 @@ func run(ctx context.Context, jobs *job.Table, excluded int, env *policy.Env, cf
 				}
 			}
 			pending--
+			if runs != nil {
+				runs.Started(t.Job, now)
+			}
 			left := math.Max(1-st.done, 0) * t.TrueRunTime(t.Alpha)
 			if res.Jobs[t.Seq].Preemptions > 0 {
 				left += env.Params.RestartCost // requeue, start-up, checkpoint load
