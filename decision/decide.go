@@ -65,6 +65,8 @@ func Decide(snap *Snapshot, st *State, t float64) Plan {
 	if p.Suspect = st.suspect(snap.Jobs); p.Suspect != nil {
 		return p
 	}
+	st.view = newQueueView(snap.Jobs, t, st.cfg.Scope, st.env.G, len(st.nodes.tiers) > 0)
+	st.tellRunning(t, snap.Jobs)
 	p.Arrived = st.reconcile(t, snap.Jobs, p.Jobs)
 	st.repredict(t)
 	free := st.nodes.freeModel(snap.Nodes, snap.Jobs, st.cfg.Scope.Partitions)

@@ -26,12 +26,12 @@ func admitted(c class, e *Entry) (bool, reason.Reason) {
 
 // reconcile brings the tracked jobs and the policy up to date with Slurm's
 // queue, counts the jobs it shows by state in seen (CycleReport.Jobs) and
-// returns the number of arrivals.
+// returns the number of arrivals. The view of the jobs must be built
+// (newQueueView).
 func (tr *State) reconcile(t float64, jobs []slurmclient.Job, seen map[string]int) int {
 	for _, e := range tr.Entries {
 		e.Record = nil
 	}
-	tr.view = newQueueView(jobs, t, tr.cfg.Scope, tr.env.G, len(tr.nodes.tiers) > 0)
 	var arrivals []*Entry
 	for i := range jobs {
 		sj := &jobs[i]

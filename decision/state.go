@@ -52,6 +52,9 @@ type State struct {
 	// jobs accounting reported finished this cycle: their waiting jobs are
 	// predicted again (design §5.3).
 	regroups map[[2]string]bool
+	// running holds the ids of the jobs the predictor was told run now
+	// (tellRunning).
+	running map[string]bool
 
 	// Mode is the write Mode in effect: cfg.WriteMode, or WritePriority
 	// after a fallback (cfg.PriorityFallback).

@@ -1,0 +1,54 @@
+package decision
+
+import (
+	"github.com/asrpt/asrpt/predictor"
+	"github.com/asrpt/asrpt/slurmclient"
+)
+
+// tellRunning tells a predictor that learns from running jobs
+// (predictor.RunAware: mean-gpus) which jobs Slurm runs now, as the replay
+// tells it of every start: each running record with GPUs and a start time
+// (a heterogeneous job once, at its leader, with all its GPUs, as
+// accounting reports it), managed or not, is Started once, and Stopped
+// once a list no longer shows it running (requeued, or ended: accounting's
+// record, when Learn has it, is the run that counts). Then it sets the
+// predictor's clock to t, the time of this cycle's estimates. The view of
+// this cycle's records must be built (newQueueView). Memory: one entry
+// per running job listed.
+func (tr *State) tellRunning(t float64, jobs []slurmclient.Job) {
+	runs, ok := predictor.Running(tr.pred)
+	if !ok {
+		return
+	}
+	if tr.running == nil {
+		tr.running = map[string]bool{}
+	}
+	now := make(map[string]bool, len(tr.running))
+	for i := range jobs {
+		sj := &jobs[i]
+		if !sj.Running() || sj.Start.IsZero() {
+			continue
+		}
+		sh := sj.Shape()
+		if sh == slurmclient.ShapeHetComponent {
+			continue
+		}
+		gpus := tr.view.gpus(sj, sh)
+		if gpus <= 0 {
+			continue
+		}
+		now[sj.ID] = true
+		if !tr.running[sj.ID] {
+			j := toJob(sj)
+			j.GPUs = gpus
+			runs.Started(&j, unixSeconds(sj.Start))
+		}
+	}
+	for id := range tr.running {
+		if !now[id] {
+			runs.Stopped(id)
+		}
+	}
+	tr.running = now
+	runs.Clock(t)
+}
