@@ -21,9 +21,10 @@ func (tr *State) tellRunning(t float64, jobs []slurmclient.Job) {
 		return
 	}
 	if tr.running == nil {
-		tr.running = map[string]bool{}
+		tr.running, tr.runningNext = map[string]bool{}, map[string]bool{}
 	}
-	now := make(map[string]bool, len(tr.running))
+	now := tr.runningNext
+	clear(now)
 	for i := range jobs {
 		sj := &jobs[i]
 		if !sj.Running() || sj.Start.IsZero() {
@@ -49,6 +50,6 @@ func (tr *State) tellRunning(t float64, jobs []slurmclient.Job) {
 			runs.Stopped(id)
 		}
 	}
-	tr.running = now
+	tr.running, tr.runningNext = now, tr.running
 	runs.Clock(t)
 }

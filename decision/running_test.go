@@ -76,3 +76,30 @@ func TestTellRunning(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTellRunning measures one cycle's report to mean-gpus of a list
+// of 20,000 jobs, 4,000 of them running (steady: none starts or stops).
+func BenchmarkTellRunning(b *testing.B) {
+	var givenBack atomic.Bool
+	st, err := NewState(Settings{Policy: "asrpt", Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
+		Interval: 30 * time.Second, DispatchGrace: 2 * time.Minute, SiteFactorMax: 64000},
+		cluster.Uniform(2000, 8), predictor.NewMeanByGPUs(), WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs := make([]slurmclient.Job, 20000)
+	for i := range jobs {
+		name := fmt.Sprintf("fam%02d", i%100)
+		if i%5 == 0 {
+			jobs[i] = runningJob(fmt.Sprint(100000+i), name, 1+i%8, epoch.Add(-time.Duration(i)*time.Second))
+		} else {
+			jobs[i] = pending(fmt.Sprint(100000+i), name, 1+i%8, epoch)
+		}
+	}
+	st.view = newQueueView(jobs, float64(epoch.Unix()), st.cfg.Scope, st.env.G, false)
+	st.tellRunning(float64(epoch.Unix()), jobs)
+	b.ReportAllocs()
+	for b.Loop() {
+		st.tellRunning(float64(epoch.Unix())+30, jobs)
+	}
+}

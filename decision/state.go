@@ -53,8 +53,8 @@ type State struct {
 	// predicted again (design §5.3).
 	regroups map[[2]string]bool
 	// running holds the ids of the jobs the predictor was told run now
-	// (tellRunning).
-	running map[string]bool
+	// (tellRunning); runningNext is the map the next cycle fills.
+	running, runningNext map[string]bool
 
 	// Mode is the write Mode in effect: cfg.WriteMode, or WritePriority
 	// after a fallback (cfg.PriorityFallback).
