@@ -6,7 +6,7 @@ import (
 )
 
 // tellRunning tells a predictor that learns from running jobs
-// (predictor.RunAware: mean-gpus) which jobs Slurm runs now, as the replay
+// (predictor.RunAware: mean-gpus-running) which jobs Slurm runs now, as the replay
 // tells it of every start: each running record with GPUs and a start time
 // (a heterogeneous job once, at its leader, with all its GPUs, as
 // accounting reports it), managed or not, is Started once, and Stopped

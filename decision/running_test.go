@@ -77,13 +77,13 @@ func TestTellRunning(t *testing.T) {
 	}
 }
 
-// BenchmarkTellRunning measures one cycle's report to mean-gpus of a list
+// BenchmarkTellRunning measures one cycle's report to mean-gpus-running of a list
 // of 20,000 jobs, 4,000 of them running (steady: none starts or stops).
 func BenchmarkTellRunning(b *testing.B) {
 	var givenBack atomic.Bool
 	st, err := NewState(Settings{Policy: "asrpt", Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
 		Interval: 30 * time.Second, DispatchGrace: 2 * time.Minute, SiteFactorMax: 64000},
-		cluster.Uniform(2000, 8), predictor.NewMeanByGPUs(), WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
+		cluster.Uniform(2000, 8), predictor.NewMeanByGPUsRunning(), WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func TestByName(t *testing.T) {
 			t.Errorf("ByName(%q).Name() = %q", n, p.Name())
 		}
 	}
-	if _, err := ByName("oracle2", Config{}); err == nil || !strings.Contains(err.Error(), "known: oracle, limit, mean, mean-gpus, forest") {
+	if _, err := ByName("oracle2", Config{}); err == nil || !strings.Contains(err.Error(), "known: oracle, limit, mean, mean-gpus, mean-gpus-running, forest") {
 		t.Errorf("unknown name: %v", err)
 	}
 	if _, err := ByName("forest", Config{RetrainEvery: -1}); err == nil {

@@ -145,8 +145,8 @@ type Mean struct {
 	// it, and real accounting repeats names. Cleared when it grows past
 	// maxFamilyCache entries, so memory stays bounded.
 	families map[string]string
-	// runs, nil but with NewMeanByGPUs, holds the jobs running now
-	// (RunAware).
+	// runs, nil but with NewMeanByGPUsRunning, holds the jobs running
+	// now (RunAware).
 	runs *running
 }
 
@@ -190,17 +190,24 @@ func NewMeanByGPUs() *Mean {
 	m := NewMean()
 	m.gpuGroup = map[gpuGroupKey]*meanAcc{}
 	m.partition = map[string]*meanAcc{}
+	return m
+}
+
+// NewMeanByGPUsRunning returns an empty NewMeanByGPUs predictor that also
+// learns from the running jobs it is told of (RunAware; predictor
+// "mean-gpus-running"): a (user, family, GPU count) group's expected value
+// counts its jobs running longer than its mean (running.censoredMean), and
+// so does the (user, family) group's mean it is shrunk towards.
+func NewMeanByGPUsRunning() *Mean {
+	m := NewMeanByGPUs()
 	m.runs = newRunning()
 	return m
 }
 
 var _ RunAware = (*Mean)(nil)
 
-// Started implements RunAware: with NewMeanByGPUs, a (user, family, GPU
-// count) group's expected value counts its jobs running longer than its
-// mean (running.censoredMean), and so does the (user, family) group's
-// mean it is shrunk towards. mean ignores running jobs: it is the
-// reference.
+// Started implements RunAware; only NewMeanByGPUsRunning's predictor keeps
+// what it is told (Running reports the others as not run-aware).
 func (m *Mean) Started(j *job.Job, start float64) {
 	if m.runs == nil {
 		return
@@ -225,7 +232,10 @@ func (m *Mean) Clock(now float64) {
 
 // Name implements Predictor.
 func (m *Mean) Name() string {
-	if m.gpuGroup != nil {
+	switch {
+	case m.runs != nil:
+		return "mean-gpus-running"
+	case m.gpuGroup != nil:
 		return "mean-gpus"
 	}
 	return "mean"
@@ -240,8 +250,11 @@ func (m *Mean) Predict(j *job.Job) Estimate {
 			// Every run of the GPU group is one of its (user, family)
 			// group (Observe), so that group exists.
 			if g := m.group[[2]string{j.User, fam}]; g != nil {
-				mean, n := m.runs.censoredMean(a, m.runs.gpu[gpuGroupKey{j.User, fam, j.GPUs}])
-				family, _ := m.runs.censoredMean(g, m.runs.family[[2]string{j.User, fam}])
+				mean, n, family := a.mean(), float64(a.n), g.mean()
+				if m.runs != nil {
+					mean, n = m.runs.censoredMean(a, m.runs.gpu[gpuGroupKey{j.User, fam, j.GPUs}])
+					family, _ = m.runs.censoredMean(g, m.runs.family[[2]string{j.User, fam}])
+				}
 				e.Seconds = positive((n*mean + GPUGroupPrior*family) / (n + GPUGroupPrior))
 			}
 			return e

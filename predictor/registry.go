@@ -14,11 +14,15 @@ import (
 const Default = "mean-gpus"
 
 // Names lists the predictors ByName knows.
-func Names() []string { return []string{"oracle", "limit", "mean", "mean-gpus", "forest", "select"} }
+func Names() []string {
+	return []string{"oracle", "limit", "mean", "mean-gpus", "mean-gpus-running", "forest", "select"}
+}
 
 // ByName returns a new predictor: "oracle" (true run times), "limit" (the
 // user's time limit), "mean" (running mean of the (user, name) group) or
 // "mean-gpus" (the same by (user, name, GPU count) first, NewMeanByGPUs),
+// "mean-gpus-running" (that, counting the running jobs it is told of,
+// NewMeanByGPUsRunning),
 // "forest" (the online random forest, NewForest(cfg)) or "select" (the
 // forest with estimator selection per group, Config.Select). cfg matters
 // only to the forest. mean, forest and select size an array task from the
@@ -34,6 +38,8 @@ func ByName(name string, cfg Config) (Predictor, error) {
 		return WithArrays(NewMean()), nil
 	case "mean-gpus":
 		return WithArrays(NewMeanByGPUs()), nil
+	case "mean-gpus-running":
+		return WithArrays(NewMeanByGPUsRunning()), nil
 	case "forest", "select":
 		cfg.Select = name == "select"
 		f, err := NewForest(cfg)

@@ -8,7 +8,7 @@ import (
 )
 
 // RunAware is implemented by the predictors that also learn from the
-// jobs still running (mean-gpus): a job of a group that has run longer
+// jobs still running (mean-gpus-running): a job of a group that has run longer
 // than the group's mean is a run the mean does not hold yet, and only
 // the long runs of a group are ever missing from it, so a mean of the
 // finished runs alone is too short while they run (the longer runs
@@ -33,7 +33,11 @@ type RunAware interface {
 // Running returns p's RunAware predictor (p itself or the one it wraps),
 // and false when p learns nothing from running jobs.
 func Running(p Predictor) (RunAware, bool) {
-	r, ok := Unwrap(p).(RunAware)
+	in := Unwrap(p)
+	if m, ok := in.(*Mean); ok && m.runs == nil {
+		return nil, false
+	}
+	r, ok := in.(RunAware)
 	return r, ok
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/asrpt/asrpt/job"
 )
 
-// TestRunningCensoredMean: mean-gpus counts a running job of a group that
+// TestRunningCensoredMean: mean-gpus-running counts a running job of a group that
 // has run longer than the group's mean as one more run, of the mean length
 // of the group's finished runs longer than it has run (twice its run when
 // none is, at most its time limit); a job still short of the mean, a
@@ -54,25 +54,32 @@ func TestRunningCensoredMean(t *testing.T) {
 		{"no id: not kept", []run{{"", 8500, 0}}, nil, 10000, 500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, plain := NewMeanByGPUs(), NewMean()
+			m := NewMeanByGPUsRunning()
 			history(m)
-			history(plain)
+			others := []*Mean{NewMean(), NewMeanByGPUs()}
+			for _, o := range others {
+				history(o)
+			}
 			for _, r := range tc.runs {
 				j := job.Job{ID: r.id, User: "u", Name: "train", GPUs: 1, TimeLimit: r.limit}
 				m.Started(&j, r.start)
-				plain.Started(&j, r.start)
+				for _, o := range others {
+					o.Started(&j, r.start)
+				}
 			}
 			for _, id := range tc.stop {
 				m.Stopped(id)
 			}
 			m.Clock(tc.now)
-			plain.Clock(tc.now)
 			probe := job.Job{User: "u", Name: "train", GPUs: 1}
 			if got := m.Predict(&probe).Seconds; math.Abs(got-tc.want) > 1e-9 {
-				t.Errorf("mean-gpus: %g s, want %g", got, tc.want)
+				t.Errorf("mean-gpus-running: %g s, want %g", got, tc.want)
 			}
-			if got := plain.Predict(&probe).Seconds; got != 500 {
-				t.Errorf("mean: %g s, want 500 (running jobs ignored)", got)
+			for _, o := range others {
+				o.Clock(tc.now)
+				if got := o.Predict(&probe).Seconds; got != 500 {
+					t.Errorf("%s: %g s, want 500 (running jobs ignored)", o.Name(), got)
+				}
 			}
 		})
 	}
@@ -82,7 +89,7 @@ func TestRunningCensoredMean(t *testing.T) {
 // a job of another GPU count counts only in its (user, family) group, and
 // the estimate does not depend on the order the jobs started in.
 func TestRunningFinished(t *testing.T) {
-	m := NewMeanByGPUs()
+	m := NewMeanByGPUsRunning()
 	for i, run := range []float64{100, 200, 1200} {
 		m.Observe(&job.Job{ID: fmt.Sprint("h", i), User: "u", Name: "train", GPUs: 1, RunTime: run}, float64(i))
 	}
@@ -100,7 +107,7 @@ func TestRunningFinished(t *testing.T) {
 	// Order: three jobs started in two orders give the same estimate to
 	// the last bit.
 	est := func(order []int) float64 {
-		m := NewMeanByGPUs()
+		m := NewMeanByGPUsRunning()
 		for i, run := range []float64{10, 20, 30} {
 			m.Observe(&job.Job{ID: fmt.Sprint("h", i), User: "u", Name: "train", GPUs: 1, RunTime: run}, float64(i))
 		}
@@ -115,10 +122,24 @@ func TestRunningFinished(t *testing.T) {
 	}
 }
 
+// TestRunningByName: only mean-gpus-running is run-aware by name
+// (Running), through the array wrapper.
+func TestRunningByName(t *testing.T) {
+	for _, name := range Names() {
+		p, err := ByName(name, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := Running(p); ok != (name == "mean-gpus-running") {
+			t.Errorf("%s: run-aware %v", name, ok)
+		}
+	}
+}
+
 // TestRunningBounded: past MaxRunning running jobs the predictor forgets
 // them all and goes on from the next start.
 func TestRunningBounded(t *testing.T) {
-	m := NewMeanByGPUs()
+	m := NewMeanByGPUsRunning()
 	for i := range MaxRunning + 10 {
 		m.Started(&job.Job{ID: fmt.Sprint(i), User: fmt.Sprint("u", i%7), Name: "train", GPUs: 1}, 0)
 	}
@@ -135,7 +156,7 @@ func TestRunningBounded(t *testing.T) {
 }
 
 func BenchmarkRunningPredict(b *testing.B) {
-	m := NewMeanByGPUs()
+	m := NewMeanByGPUsRunning()
 	for i := range 64 {
 		m.Observe(&job.Job{ID: fmt.Sprint("h", i), User: "u", Name: "train", GPUs: 1, RunTime: float64(100 + 10*i)}, float64(i))
 	}

@@ -70,7 +70,8 @@ type Config struct {
 	// non-preemptive baseline) and Params its tunables.
 	Policy string
 	Params policy.Params
-	// Predictor is the predictor name (forest, mean, mean-gpus, limit); Retrain the
+	// Predictor is the predictor name (forest, mean, mean-gpus,
+	// mean-gpus-running, limit); Retrain the
 	// forest's retraining interval; History how much accounting history is
 	// read at start-up to warm it.
 	Predictor string
@@ -440,11 +441,11 @@ func (c *Config) validate(name string, lines map[string]int) Problems {
 		add("policy.reservations", "%d: must be at least 1", c.Params.Reservations)
 	}
 	switch c.Predictor {
-	case "forest", "mean", "mean-gpus", "limit":
+	case "forest", "mean", "mean-gpus", "mean-gpus-running", "limit":
 	case "oracle":
 		add("predictor.name", "oracle needs true run times and exists only in replays")
 	default:
-		add("predictor.name", "%q: want forest, mean, mean-gpus or limit", c.Predictor)
+		add("predictor.name", "%q: want forest, mean, mean-gpus, mean-gpus-running or limit", c.Predictor)
 	}
 	if c.MetricsListen != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {

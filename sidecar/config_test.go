@@ -352,7 +352,8 @@ func TestWaitScaleDefault(t *testing.T) {
 
 // TestConfigRankFollowsPredictor: without policy.rank the ranking is the
 // predictor's own (policy.RankFor): the expected value for the default
-// mean-gpus, the median for the forest; a rank in the file wins.
+// mean-gpus and mean-gpus-running, the median for the forest; a rank in
+// the file wins.
 func TestConfigRankFollowsPredictor(t *testing.T) {
 	const head = "[slurm]\nurl = \"unix:///s\"\n"
 	for _, tc := range []struct {
@@ -361,6 +362,7 @@ func TestConfigRankFollowsPredictor(t *testing.T) {
 	}{
 		{"", policy.RankExpected},
 		{"[predictor]\nname = \"mean-gpus\"\n", policy.RankExpected},
+		{"[predictor]\nname = \"mean-gpus-running\"\n", policy.RankExpected},
 		{"[predictor]\nname = \"forest\"\n", policy.RankMedian},
 		{"[predictor]\nname = \"mean\"\n", policy.RankMedian},
 		{"[policy]\nrank = \"median\"\n", policy.RankMedian},

@@ -2,7 +2,7 @@
 
 package sidecar
 
-// With the default predictor (mean-gpus) a job that Slurm runs counts in
+// With the predictor mean-gpus-running a job that Slurm runs counts in
 // its group's expected run time once it has outlived the group's mean
 // (predictor.RunAware): on each lab, a 2 s run of a family finishes, a
 // 600 s run of it starts, and a job of the family waiting on a dependency
@@ -23,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/asrpt/asrpt/predictor"
 	"github.com/asrpt/asrpt/test/slurmlab"
 )
 
@@ -31,7 +30,7 @@ func TestLiveRunningJobs(t *testing.T) {
 	forLabsParallel(t, func(t *testing.T, lab *slurmlab.Lab) {
 		l := newLive(t, lab, "", func(c *Config) {
 			c.Scope.Partitions = []string{lab.Partition}
-			c.UsePredictor(predictor.Default)
+			c.UsePredictor("mean-gpus-running")
 		})
 		defer l.cleanupJobs()
 		// A family of its own (letters only: Family keeps them), so that

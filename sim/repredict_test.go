@@ -137,7 +137,7 @@ func mustPolicy(t *testing.T, name string, c *cluster.Cluster) policy.Policy {
 type hidden struct{ predictor.Predictor }
 
 // TestRunningJobsSizeTheirGroup: the replay tells a predictor that learns
-// from running jobs (mean-gpus) of every start and of the time. On two
+// from running jobs (mean-gpus-running) of every start and of the time. On two
 // GPUs, family "a" has run 10 s once when a run of it starts that lasts
 // 5000 s; 400 s in, a job of "a" and one of "b" (run once: 50 s) wait for
 // the next free GPU. Told that "a"'s run has outlived its 10 s mean,
@@ -161,8 +161,9 @@ func TestRunningJobsSizeTheirGroup(t *testing.T) {
 		startB float64
 		estA   float64
 	}{
-		{"told", predictor.NewMeanByGPUs(), 1100, (10 + 2*401) / 2.0},
-		{"not told", hidden{predictor.NewMeanByGPUs()}, 1110, 10},
+		{"told", predictor.NewMeanByGPUsRunning(), 1100, (10 + 2*401) / 2.0},
+		{"not told", hidden{predictor.NewMeanByGPUsRunning()}, 1110, 10},
+		{"mean-gpus", predictor.NewMeanByGPUs(), 1110, 10},
 	} {
 		params := policy.DefaultParams()
 		params.Rank = policy.RankFor(predictor.Default) // the expected value

@@ -27,7 +27,7 @@ func policyFlags(fs *flag.FlagSet, p *policy.Params) func(predictor string) erro
 	unseen := fs.String("unseen", p.Unseen.String(), "A-SRPT rule for jobs without history: first or fallback")
 	fs.IntVar(&p.Depth, "depth", p.Depth, "jobs examined per scheduling pass past the head (0: all)")
 	fs.IntVar(&p.Reservations, "reservations", p.Reservations, "A-SRPT: released jobs that hold a reservation in the free-GPU profile (K; 0: none)")
-	rank := fs.String("rank", "", "prediction that orders waiting jobs: median or expected (default: expected with --predictor mean-gpus, median with the others)")
+	rank := fs.String("rank", "", "prediction that orders waiting jobs: median or expected (default: expected with --predictor mean-gpus or mean-gpus-running, median with the others)")
 	fs.Var(secondsFlag{p: &p.WaitLimit, zero: true}, "wait-limit", "A-SRPT: a job waiting this long moves to the front of the order (seconds or 90m, 24h, 2d; 0: no bound)")
 	fs.Float64Var(&p.WaitScale, "wait-scale", p.WaitScale, "A-SRPT: a job waiting this many times the mean wait of the last 128 jobs started (at least 10 minutes) moves to the front (0: no bound)")
 	fs.Float64Var(&p.WaitFactor, "wait-factor", p.WaitFactor, "A-SRPT: a job waiting this many times its predicted run time (at least 10 minutes) moves to the front (0: no bound)")

@@ -54,7 +54,7 @@ func runQuality(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&cases, "cases", "", "comma-separated substrings: run only the cases whose name contains one (default: all)")
 	fs.BoolVar(&list, "list", false, "list the cases and exit")
 	fs.BoolVar(&heldOut, "held-out", false, "replay the held-out cases (generated with seeds drawn once, never tuned on) instead of the suite")
-	fs.StringVar(&predName, "predictor", predictor.Default, "run-time predictor: oracle, limit, mean, mean-gpus, forest or select")
+	fs.StringVar(&predName, "predictor", predictor.Default, "run-time predictor: oracle, limit, mean, mean-gpus, mean-gpus-running, forest or select")
 	fs.StringVar(&refName, "reference", "mean", "reference predictor the candidate is also replayed with once per case, to tell --predictor against the simple rule: mean (the family median, ranked by its median whatever --rank says) or none; none as well when --predictor is oracle, or mean ranked by the median, or the candidate is not run or reads no prediction")
 	fs.IntVar(&noise, "noise", 0, fmt.Sprintf("replay the candidate this many times more per case (0 to %d) with the reference predictor's every prediction perturbed by up to ±--noise-scale, to tell the ratios to the reference from noise", quality.MaxNoise))
 	fs.Float64Var(&noiseScale, "noise-scale", quality.DefaultNoiseScale, fmt.Sprintf("relative size of --noise's perturbation: each prediction times a per-job factor within exp(±scale), more than 0, at most %v", predictor.MaxPerturbScale))

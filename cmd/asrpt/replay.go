@@ -96,7 +96,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&f.slurmConf, "slurm-conf", "", "take the cluster, and multifactor's priority settings, from Slurm's configuration `dir` (slurm.conf, gres.conf, topology.conf)")
 	f.site = siteFlags(fs)
 	fs.StringVar(&f.policies, "policies", strings.Join(defaultPolicies, ","), "comma-separated policies (any with -oracle for perfect predictions)")
-	fs.StringVar(&f.predictor, "predictor", predictor.Default, "run-time predictor: oracle, limit, mean, mean-gpus, forest or select")
+	fs.StringVar(&f.predictor, "predictor", predictor.Default, "run-time predictor: oracle, limit, mean, mean-gpus, mean-gpus-running, forest or select")
 	fs.Int64Var(&f.seed, "seed", 1, "seed of the generated workload and of the predictor")
 	fs.IntVar(&f.jobs, "jobs", defaultJobs, "jobs in the generated workload (without --trace)")
 	fs.Float64Var(&f.load, "load", trace.DefaultGenConfig().Load, "offered load of the generated workload, as a share of the cluster's GPUs")
