@@ -38,8 +38,9 @@ func runningJob(id, name string, gpus int, start time.Time) slurmclient.Job {
 // TestTellRunning: each step tells the predictor of the jobs Slurm runs
 // that it was not told of (a heterogeneous job once, at its leader, with
 // every component's GPUs), of those that stopped running, and then of the
-// step's time; a pending job, a running job without GPUs or without a
-// start time is not told of.
+// step's time; a pending job, a running job without GPUs, without a
+// start time, or with one after the step's time or two years back is not
+// told of.
 func TestTellRunning(t *testing.T) {
 	rec := &runTeller{Mean: predictor.NewMean()}
 	var givenBack atomic.Bool
@@ -55,6 +56,8 @@ func TestTellRunning(t *testing.T) {
 	comp.Het = slurmclient.Het{LeaderID: "20", Offset: 1, Components: []string{"20", "21"}}
 	cpu := runningJob("30", "cpu", 0, epoch)
 	noStart := runningJob("31", "odd", 1, time.Time{})
+	future := runningJob("32", "odd", 1, epoch.Add(time.Hour))
+	ancient := runningJob("33", "odd", 1, epoch.AddDate(-2, 0, 0))
 	plain := runningJob("10", "train", 2, epoch)
 	waiting := pending("40", "train", 1, epoch)
 	nodes := testNodes(2, 4)
@@ -62,7 +65,7 @@ func TestTellRunning(t *testing.T) {
 		jobs []slurmclient.Job
 		want []string
 	}{
-		{[]slurmclient.Job{plain, leader, comp, cpu, noStart, waiting},
+		{[]slurmclient.Job{plain, leader, comp, cpu, noStart, future, ancient, waiting},
 			[]string{"start 10 u/train 2 GPUs at 0", "start 20 u/het 3 GPUs at 60", "clock 600"}},
 		{[]slurmclient.Job{plain, leader, comp, waiting}, []string{"clock 630"}},
 		{[]slurmclient.Job{leader, comp, waiting}, []string{"stop 10", "clock 660"}},
