@@ -8,7 +8,10 @@ import (
 
 // Learn feeds finished accounting records to the predictor: the tracked
 // jobs among them are marked ended, their recurrence groups predicted
-// again next cycle, and a managed job's prediction error noted.
+// again next cycle, and a managed job's prediction error noted. A job that
+// left the running list (tellRunning) is no longer held as running once
+// accounting reports it: Observe ends a finished run, any other record
+// (cancelled, failed before it counts) stops it.
 func (tr *State) Learn(recs []job.Job) {
 	for i := range recs {
 		j := &recs[i]
@@ -16,7 +19,14 @@ func (tr *State) Learn(recs []job.Job) {
 		if e != nil {
 			tr.ended[j.ID] = true
 		}
+		_, left := tr.runningLeft[j.ID]
+		if left {
+			delete(tr.runningLeft, j.ID)
+		}
 		if !predictor.Finished(j) {
+			if runs, ok := predictor.Running(tr.pred); ok && left {
+				runs.Stopped(j.ID)
+			}
 			continue
 		}
 		tr.pred.Observe(j, predictor.End(j))

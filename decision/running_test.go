@@ -35,48 +35,69 @@ func runningJob(id, name string, gpus int, start time.Time) slurmclient.Job {
 	return j
 }
 
+// runState is a decision state on 2 nodes of 4 GPUs whose predictor is
+// pred.
+func runState(t *testing.T, pred predictor.Predictor) *State {
+	t.Helper()
+	var givenBack atomic.Bool
+	st, err := NewState(Settings{Policy: "asrpt", Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
+		Interval: 30 * time.Second, DispatchGrace: 2 * time.Minute, SiteFactorMax: 64000},
+		cluster.Uniform(2, 4), pred, WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestTellRunning: each step tells the predictor of the jobs Slurm runs
 // that it was not told of (a heterogeneous job once, at its leader, with
 // every component's GPUs), of those that stopped running, and then of the
 // step's time; a pending job, a running job without GPUs, without a
 // start time, or with one after the step's time or two years back is not
-// told of.
+// told of. A job listed pending again (requeued) is stopped at once; one
+// that left the list (ended) stays running for accounting to report it,
+// endedGrace at most, and is started again if it runs again before.
 func TestTellRunning(t *testing.T) {
 	rec := &runTeller{Mean: predictor.NewMean()}
-	var givenBack atomic.Bool
-	st, err := NewState(Settings{Policy: "asrpt", Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
-		Interval: 30 * time.Second, DispatchGrace: 2 * time.Minute, SiteFactorMax: 64000},
-		cluster.Uniform(2, 4), rec, WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := runState(t, rec)
 	leader := runningJob("20", "het", 1, epoch.Add(time.Minute))
 	comp := runningJob("21", "het", 2, epoch.Add(time.Minute))
 	leader.Het = slurmclient.Het{LeaderID: "20", Components: []string{"20", "21"}}
 	comp.Het = slurmclient.Het{LeaderID: "20", Offset: 1, Components: []string{"20", "21"}}
+	requeued, requeuedComp := leader, comp
+	requeued.State, requeuedComp.State = "PENDING", "PENDING"
 	cpu := runningJob("30", "cpu", 0, epoch)
 	noStart := runningJob("31", "odd", 1, time.Time{})
 	future := runningJob("32", "odd", 1, epoch.Add(time.Hour))
 	ancient := runningJob("33", "odd", 1, epoch.AddDate(-2, 0, 0))
 	plain := runningJob("10", "train", 2, epoch)
+	again := runningJob("11", "train", 1, epoch)
+	restarted := runningJob("11", "train", 1, epoch.Add(650*time.Second))
 	waiting := pending("40", "train", 1, epoch)
 	nodes := testNodes(2, 4)
 	steps := []struct {
+		at   float64 // seconds after epoch
 		jobs []slurmclient.Job
 		want []string
 	}{
-		{[]slurmclient.Job{plain, leader, comp, cpu, noStart, future, ancient, waiting},
-			[]string{"start 10 u/train 2 GPUs at 0", "start 20 u/het 3 GPUs at 60", "clock 600"}},
-		{[]slurmclient.Job{plain, leader, comp, waiting}, []string{"clock 630"}},
-		{[]slurmclient.Job{leader, comp, waiting}, []string{"stop 10", "clock 660"}},
+		{600, []slurmclient.Job{plain, again, leader, comp, cpu, noStart, future, ancient, waiting},
+			[]string{"start 10 u/train 2 GPUs at 0", "start 11 u/train 1 GPUs at 0", "start 20 u/het 3 GPUs at 60", "clock 600"}},
+		{630, []slurmclient.Job{plain, leader, comp, waiting}, []string{"clock 630"}},
+		{660, []slurmclient.Job{restarted, leader, comp, waiting}, []string{"start 11 u/train 1 GPUs at 650", "clock 660"}},
+		{690, []slurmclient.Job{restarted, requeued, requeuedComp, waiting}, []string{"stop 20", "clock 690"}},
+		{1260, []slurmclient.Job{restarted, requeued, requeuedComp, waiting}, []string{"clock 1260"}},
+		{1261, []slurmclient.Job{restarted, requeued, requeuedComp, waiting}, []string{"stop 10", "clock 1261"}},
+		{1290, []slurmclient.Job{restarted, requeued, requeuedComp, waiting}, []string{"clock 1290"}},
 	}
 	for i, s := range steps {
 		rec.told = nil
-		at := float64(epoch.Unix()) + 600 + 30*float64(i)
-		Decide(&Snapshot{Nodes: nodes, Jobs: s.jobs}, st, at)
+		Decide(&Snapshot{Nodes: nodes, Jobs: s.jobs}, st, float64(epoch.Unix())+s.at)
 		if !slices.Equal(rec.told, s.want) {
 			t.Errorf("step %d: told %q, want %q", i, rec.told, s.want)
 		}
+	}
+	if len(st.runningLeft) != 0 {
+		t.Errorf("ended jobs still held: %v", st.runningLeft)
 	}
 }
 
@@ -104,5 +125,35 @@ func BenchmarkTellRunning(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		st.tellRunning(float64(epoch.Unix())+30, jobs)
+	}
+}
+
+// TestTellRunningAccounting: a job that left the running list is held
+// until accounting reports it, then let go: a finished record ends its run
+// (Observe) with no stop, a record that is not a finished run (cancelled
+// at once) stops it; neither is stopped again when the grace ends.
+func TestTellRunningAccounting(t *testing.T) {
+	rec := &runTeller{Mean: predictor.NewMean()}
+	st := runState(t, rec)
+	nodes := testNodes(2, 4)
+	at := func(s float64) float64 { return float64(epoch.Unix()) + s }
+	done, cancelled := runningJob("10", "train", 2, epoch), runningJob("11", "train", 1, epoch)
+	Decide(&Snapshot{Nodes: nodes, Jobs: []slurmclient.Job{done, cancelled}}, st, at(600))
+	Decide(&Snapshot{Nodes: nodes}, st, at(630))
+	if len(st.runningLeft) != 2 {
+		t.Fatalf("held %v, want jobs 10 and 11", st.runningLeft)
+	}
+	rec.told = nil
+	st.Learn([]job.Job{
+		{ID: "10", User: "u", Name: "train", GPUs: 2, State: "COMPLETED", Submit: at(-60), RunTime: 620},
+		{ID: "11", User: "u", Name: "train", GPUs: 1, State: "CANCELLED", Submit: at(-60)},
+	})
+	if want := []string{"stop 11"}; !slices.Equal(rec.told, want) {
+		t.Errorf("Learn told %q, want %q", rec.told, want)
+	}
+	rec.told = nil
+	Decide(&Snapshot{Nodes: nodes}, st, at(1300))
+	if want := []string{"clock 1300"}; !slices.Equal(rec.told, want) || len(st.runningLeft) != 0 {
+		t.Errorf("after the grace: told %q (want %q), held %v", rec.told, want, st.runningLeft)
 	}
 }

@@ -55,6 +55,10 @@ type State struct {
 	// running holds the ids of the jobs the predictor was told run now
 	// (tellRunning); runningNext is the map the next cycle fills.
 	running, runningNext map[string]bool
+	// runningLeft holds the jobs that left the running list for good
+	// (ended, not requeued) and the time each left, in Unix seconds,
+	// until accounting reports them or endedGrace passes (tellRunning).
+	runningLeft map[string]float64
 
 	// Mode is the write Mode in effect: cfg.WriteMode, or WritePriority
 	// after a fallback (cfg.PriorityFallback).
