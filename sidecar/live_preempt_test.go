@@ -20,6 +20,7 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -131,6 +132,20 @@ func TestLivePreempt(t *testing.T) {
 			t.Errorf("lab %s: the plan's running jobs: %q", p.l.lab.Version, s)
 		}
 		p.head = p.l.submitNow("bob", "asrpt-preempt-head", p.l.lab.GPUsPerNode, 10, "-t", "1", "--mem=8000")
+		// On a failure, the last plan's rows say what the sidecar thought
+		// of the running jobs and of the head (a rare failure: the head
+		// waited 2 min unpreempted, on 22.05 and once on 24.11).
+		t.Cleanup(func() {
+			if !t.Failed() {
+				return
+			}
+			if e := p.l.s.lastPlan.Load(); e != nil {
+				for _, r := range e.Rows {
+					b, _ := json.Marshal(r)
+					t.Logf("lab %s: last plan row: %s", p.l.lab.Version, b)
+				}
+			}
+		})
 	}
 	// The opted-in job is signalled, requeues itself, and the head runs.
 	var at []int
