@@ -97,8 +97,9 @@ type PlanRow struct {
 }
 
 // PlanRows builds the rows of the decisions, head first, then one row for
-// each pending job of jobs that asrpt leaves alone, with the reason; at
-// most limit rows (0: all).
+// each pending job of jobs that asrpt leaves alone, with the reason, then
+// (asrpt-preempt) one for each job Slurm runs that has no row yet; one row
+// per job, at most limit rows (0: all).
 func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []PlanRow {
 	if limit > 0 && len(ds) > limit {
 		ds = ds[:limit]
@@ -183,7 +184,9 @@ func (tr *State) PlanRows(ds []Decision, jobs []slurmclient.Job, limit int) []Pl
 		if limit > 0 && len(rows) >= limit {
 			break
 		}
-		if sj := &jobs[i]; !sj.Pending() {
+		// A job the policy still ranks (Slurm started it before its turn,
+		// StartedCycles lists ago at most) keeps its ranked row only.
+		if sj := &jobs[i]; !sj.Pending() && !inPlan[sj.ID] {
 			rows = append(rows, tr.runningRow(sj))
 		}
 	}

@@ -65,7 +65,6 @@ func (tr *State) tellRunning(t float64, jobs []slurmclient.Job) {
 		now[sj.ID] = true
 		if !tr.running[sj.ID] {
 			delete(tr.runningLeft, sj.ID) // ended, and runs again
-
 			j := toJob(sj)
 			j.GPUs = gpus
 			runs.Started(&j, start)

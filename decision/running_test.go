@@ -38,11 +38,17 @@ func runningJob(id, name string, gpus int, start time.Time) slurmclient.Job {
 // runState is a decision state on 2 nodes of 4 GPUs whose predictor is
 // pred.
 func runState(t *testing.T, pred predictor.Predictor) *State {
+	return testState(t, "asrpt", cluster.Uniform(2, 4), pred)
+}
+
+// testState is a decision state in factor mode with policy pol on c,
+// predicting with pred.
+func testState(t testing.TB, pol string, c *cluster.Cluster, pred predictor.Predictor) *State {
 	t.Helper()
 	var givenBack atomic.Bool
-	st, err := NewState(Settings{Policy: "asrpt", Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
+	st, err := NewState(Settings{Policy: pol, Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
 		Interval: 30 * time.Second, DispatchGrace: 2 * time.Minute, SiteFactorMax: 64000},
-		cluster.Uniform(2, 4), pred, WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
+		c, pred, WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +110,7 @@ func TestTellRunning(t *testing.T) {
 // BenchmarkTellRunning measures one cycle's report to mean-gpus-running of a list
 // of 20,000 jobs, 4,000 of them running (steady: none starts or stops).
 func BenchmarkTellRunning(b *testing.B) {
-	var givenBack atomic.Bool
-	st, err := NewState(Settings{Policy: "asrpt", Params: policy.DefaultParams(), Scope: Scope{Partitions: []string{"gpu"}},
-		Interval: 30 * time.Second, DispatchGrace: 2 * time.Minute, SiteFactorMax: 64000},
-		cluster.Uniform(2000, 8), predictor.NewMeanByGPUsRunning(), WriteFactor, nil, func(slurmclient.Delivery) bool { return true }, &givenBack)
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := testState(b, "asrpt", cluster.Uniform(2000, 8), predictor.NewMeanByGPUsRunning())
 	jobs := make([]slurmclient.Job, 20000)
 	for i := range jobs {
 		name := fmt.Sprintf("fam%02d", i%100)
