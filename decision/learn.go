@@ -24,8 +24,10 @@ func (tr *State) Learn(recs []job.Job) {
 			delete(tr.runningLeft, j.ID)
 		}
 		if !predictor.Finished(j) {
-			if runs, ok := predictor.Running(tr.pred); ok && left {
-				runs.Stopped(j.ID)
+			if left {
+				if runs, ok := predictor.Running(tr.pred); ok {
+					runs.Stopped(j.ID)
+				}
 			}
 			continue
 		}
