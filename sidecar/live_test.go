@@ -370,169 +370,168 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(wd) // the package directory is sidecar/
 }
 
-// TestLiveFaults runs every fault on every lab.
+// TestLiveFaults runs every fault on every lab, the labs at the same time
+// (each lab's faults one after the other).
 func TestLiveFaults(t *testing.T) {
-	for _, v := range liveLabs() {
-		t.Run(v, func(t *testing.T) {
-			lab := slurmlab.Require(t, v)
-			t.Run("slurmrestd killed", func(t *testing.T) {
-				l := startLive(t, lab, "")
-				pid := pidOf(t, lab, "slurmrestd-jwt")
-				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-					t.Fatalf("kill slurmrestd %d: %v", pid, err)
+	forLabsParallel(t, func(t *testing.T, lab *slurmlab.Lab) {
+		v := lab.Version
+		t.Run("slurmrestd killed", func(t *testing.T) {
+			l := startLive(t, lab, "")
+			pid := pidOf(t, lab, "slurmrestd-jwt")
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("kill slurmrestd %d: %v", pid, err)
+			}
+			l.waitFailing(3, 30*time.Second)
+			labUp(t, lab)
+			end := time.Now()
+			n := l.recovered(end)
+			if got := readErrors(l, "nodes") + readErrors(l, "jobs"); got < 1 {
+				t.Errorf("read errors counted %v: %s", got, metricDump(l))
+			}
+			l.checkAfter(true)
+			t.Logf("lab %s: slurmrestd down %v cycles failed, recovered on cycle %d after restart", v, l.failedCycles(), n)
+		})
+		t.Run("slurmctld restarted", func(t *testing.T) {
+			l := startLive(t, lab, "")
+			pid := pidOf(t, lab, "slurmctld")
+			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+				t.Fatalf("kill slurmctld %d: %v", pid, err)
+			}
+			// With slurmctld gone a read can take the client's three
+			// attempts of 5 s each, so one failed cycle can take 15 s
+			// plus its backoff; two of them on a machine running three
+			// labs at once need more than 40 s.
+			l.waitFailing(2, 90*time.Second)
+			labUp(t, lab)
+			end := time.Now()
+			n := l.recovered(end)
+			l.checkAfter(true)
+			t.Logf("lab %s: slurmctld down: %v cycles failed, recovered on cycle %d after restart", v, l.failedCycles(), n)
+		})
+		t.Run("job cancelled between read and write", func(t *testing.T) {
+			l := startLive(t, lab, "")
+			// The victim is submitted held (asrpt leaves it alone),
+			// then released; the first write to it is preceded by
+			// its cancellation.
+			id := l.submit("bob", "asrpt-fault-victim", 1, 600, "--hold")
+			var once sync.Once
+			l.probe.mu.Lock()
+			l.probe.beforeWrite = func(w string) {
+				if w == id {
+					once.Do(func() { l.scancel(id) })
 				}
-				l.waitFailing(3, 30*time.Second)
-				labUp(t, lab)
-				end := time.Now()
-				n := l.recovered(end)
-				if got := readErrors(l, "nodes") + readErrors(l, "jobs"); got < 1 {
-					t.Errorf("read errors counted %v: %s", got, metricDump(l))
-				}
-				l.checkAfter(true)
-				t.Logf("lab %s: slurmrestd down %v cycles failed, recovered on cycle %d after restart", v, l.failedCycles(), n)
-			})
-			t.Run("slurmctld restarted", func(t *testing.T) {
-				l := startLive(t, lab, "")
-				pid := pidOf(t, lab, "slurmctld")
-				if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-					t.Fatalf("kill slurmctld %d: %v", pid, err)
-				}
-				// With slurmctld gone a read can take the client's three
-				// attempts of 5 s each, so one failed cycle can take 15 s
-				// plus its backoff; two of them on a machine running three
-				// labs at once need more than 40 s.
-				l.waitFailing(2, 90*time.Second)
-				labUp(t, lab)
-				end := time.Now()
-				n := l.recovered(end)
-				l.checkAfter(true)
-				t.Logf("lab %s: slurmctld down: %v cycles failed, recovered on cycle %d after restart", v, l.failedCycles(), n)
-			})
-			t.Run("job cancelled between read and write", func(t *testing.T) {
-				l := startLive(t, lab, "")
-				// The victim is submitted held (asrpt leaves it alone),
-				// then released; the first write to it is preceded by
-				// its cancellation.
-				id := l.submit("bob", "asrpt-fault-victim", 1, 600, "--hold")
-				var once sync.Once
+			}
+			l.probe.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_, err := lab.Run(ctx, "scontrol", "release", id)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.waitFor("the failed write to the cancelled job", 20*time.Second, func() bool {
 				l.probe.mu.Lock()
-				l.probe.beforeWrite = func(w string) {
-					if w == id {
-						once.Do(func() { l.scancel(id) })
-					}
-				}
-				l.probe.mu.Unlock()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				_, err := lab.Run(ctx, "scontrol", "release", id)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				l.waitFor("the failed write to the cancelled job", 20*time.Second, func() bool {
-					l.probe.mu.Lock()
-					defer l.probe.mu.Unlock()
-					return l.probe.failed[id] > 0
-				})
-				start := time.Now()
-				l.waitFor("two cycles after the cancelled write", 10*time.Second, func() bool {
-					return len(l.probe.readsSince(start)) >= 2
-				})
-				l.probe.mu.Lock()
-				failed, wrote := l.probe.failed[id], l.probe.writes[id]
-				l.probe.mu.Unlock()
-				if failed != 1 || wrote != 0 {
-					t.Errorf("cancelled job: %d failed writes, %d successful; want 1 and 0", failed, wrote)
-				}
-				var reasons []string
-				// Slurm answers 2084 "Job has already finished" here (2017
-				// only once the job is purged, MinJobAge later), with HTTP
-				// 500 up to 24.11 and 422 on 26.05; the client maps both to
-				// ErrJobGone (job_gone). Any reason is accepted: what counts
-				// is one failed write and none after it.
-				for _, r := range []string{"job_gone", "not_pending", "server", "invalid", "other"} {
-					// The first write is a node list when the job's turn has
-					// come at once (GPUs free), else a priority.
-					if testutil.ToFloat64(l.s.m.failures.WithLabelValues("priority", r))+
-						testutil.ToFloat64(l.s.m.failures.WithLabelValues("nodes", r)) > 0 {
-						reasons = append(reasons, r)
-					}
-				}
-				// Other jobs left in the lab by the earlier cases can hit
-				// their own races on a loaded machine (a job started or
-				// a node not yet responding after the slurmctld restart),
-				// so more than one reason may be counted: the metric must
-				// count at least one, and the victim's own count (one
-				// failed write, none successful) is checked above from
-				// the probe.
-				if len(reasons) == 0 {
-					t.Errorf("no write failure counted; %s", metricDump(l))
-				}
-				l.checkAfter(false)
-				line := ""
-				for _, ln := range strings.Split(l.log.String(), "\n") {
-					if strings.Contains(ln, `"incident":"write:`) {
-						line = ln
-						break
-					}
-				}
-				t.Logf("lab %s: write to a job cancelled after the read failed with reason %v: %s", v, reasons, line)
+				defer l.probe.mu.Unlock()
+				return l.probe.failed[id] > 0
 			})
-			t.Run("expired token", func(t *testing.T) {
-				l := startLive(t, lab, "")
-				valid, err := os.ReadFile(l.tokenFile)
-				if err != nil {
-					t.Fatal(err)
+			start := time.Now()
+			l.waitFor("two cycles after the cancelled write", 10*time.Second, func() bool {
+				return len(l.probe.readsSince(start)) >= 2
+			})
+			l.probe.mu.Lock()
+			failed, wrote := l.probe.failed[id], l.probe.writes[id]
+			l.probe.mu.Unlock()
+			if failed != 1 || wrote != 0 {
+				t.Errorf("cancelled job: %d failed writes, %d successful; want 1 and 0", failed, wrote)
+			}
+			var reasons []string
+			// Slurm answers 2084 "Job has already finished" here (2017
+			// only once the job is purged, MinJobAge later), with HTTP
+			// 500 up to 24.11 and 422 on 26.05; the client maps both to
+			// ErrJobGone (job_gone). Any reason is accepted: what counts
+			// is one failed write and none after it.
+			for _, r := range []string{"job_gone", "not_pending", "server", "invalid", "other"} {
+				// The first write is a node list when the job's turn has
+				// come at once (GPUs free), else a priority.
+				if testutil.ToFloat64(l.s.m.failures.WithLabelValues("priority", r))+
+					testutil.ToFloat64(l.s.m.failures.WithLabelValues("nodes", r)) > 0 {
+					reasons = append(reasons, r)
 				}
-				old, err := lab.MintToken(lab.TokenUser, time.Now().Add(-2*time.Hour), time.Hour)
-				if err != nil {
-					t.Fatal(err)
+			}
+			// Other jobs left in the lab by the earlier cases can hit
+			// their own races on a loaded machine (a job started or
+			// a node not yet responding after the slurmctld restart),
+			// so more than one reason may be counted: the metric must
+			// count at least one, and the victim's own count (one
+			// failed write, none successful) is checked above from
+			// the probe.
+			if len(reasons) == 0 {
+				t.Errorf("no write failure counted; %s", metricDump(l))
+			}
+			l.checkAfter(false)
+			line := ""
+			for _, ln := range strings.Split(l.log.String(), "\n") {
+				if strings.Contains(ln, `"incident":"write:`) {
+					line = ln
+					break
 				}
-				if err := os.WriteFile(l.tokenFile, []byte(old), 0o600); err != nil {
-					t.Fatal(err)
+			}
+			t.Logf("lab %s: write to a job cancelled after the read failed with reason %v: %s", v, reasons, line)
+		})
+		t.Run("expired token", func(t *testing.T) {
+			l := startLive(t, lab, "")
+			valid, err := os.ReadFile(l.tokenFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := lab.MintToken(lab.TokenUser, time.Now().Add(-2*time.Hour), time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(l.tokenFile, []byte(old), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			l.waitFailing(3, 30*time.Second)
+			// The cycle reads the nodes first: that read fails, with
+			// reason auth on 24.11 and 26.05; 22.05's answer to an
+			// expired token on the node list is classified server by
+			// the client (reported).
+			if got := readErrors(l, "nodes") + readErrors(l, "jobs"); got < 1 {
+				t.Errorf("read errors counted %v; %s", got, metricDump(l))
+			}
+			if v != "22.05" && testutil.ToFloat64(l.s.m.errors.WithLabelValues("nodes", "auth")) < 1 {
+				t.Errorf("auth read errors not counted; %s", metricDump(l))
+			}
+			for _, ln := range strings.Split(l.log.String(), "\n") {
+				if strings.Contains(ln, "cycle failed") {
+					t.Logf("lab %s: expired token: %s", v, ln)
 				}
+			}
+			if err := os.WriteFile(l.tokenFile, valid, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			n := l.recovered(time.Now())
+			l.checkAfter(true)
+			t.Logf("lab %s: expired token: recovered on cycle %d after the token was renewed", v, n)
+		})
+		for _, fault := range []struct{ name, reason string }{
+			{"500 with errors[]", "server"},
+			{"malformed body", "bad_response"},
+		} {
+			t.Run(fault.name, func(t *testing.T) {
+				px := newFaultProxy(t, lab.URL)
+				l := startLive(t, lab, px.URL)
+				px.mode.Store(fault.name)
 				l.waitFailing(3, 30*time.Second)
-				// The cycle reads the nodes first: that read fails, with
-				// reason auth on 24.11 and 26.05; 22.05's answer to an
-				// expired token on the node list is classified server by
-				// the client (reported).
-				if got := readErrors(l, "nodes") + readErrors(l, "jobs"); got < 1 {
-					t.Errorf("read errors counted %v; %s", got, metricDump(l))
+				if got := testutil.ToFloat64(l.s.m.errors.WithLabelValues("jobs", fault.reason)); got < 1 {
+					t.Errorf("read errors with reason %s: %v; %s", fault.reason, got, metricDump(l))
 				}
-				if v != "22.05" && testutil.ToFloat64(l.s.m.errors.WithLabelValues("nodes", "auth")) < 1 {
-					t.Errorf("auth read errors not counted; %s", metricDump(l))
-				}
-				for _, ln := range strings.Split(l.log.String(), "\n") {
-					if strings.Contains(ln, "cycle failed") {
-						t.Logf("lab %s: expired token: %s", v, ln)
-					}
-				}
-				if err := os.WriteFile(l.tokenFile, valid, 0o600); err != nil {
-					t.Fatal(err)
-				}
+				px.mode.Store("")
 				n := l.recovered(time.Now())
 				l.checkAfter(true)
-				t.Logf("lab %s: expired token: recovered on cycle %d after the token was renewed", v, n)
+				t.Logf("lab %s: %s: recovered on cycle %d", v, fault.name, n)
 			})
-			for _, fault := range []struct{ name, reason string }{
-				{"500 with errors[]", "server"},
-				{"malformed body", "bad_response"},
-			} {
-				t.Run(fault.name, func(t *testing.T) {
-					px := newFaultProxy(t, lab.URL)
-					l := startLive(t, lab, px.URL)
-					px.mode.Store(fault.name)
-					l.waitFailing(3, 30*time.Second)
-					if got := testutil.ToFloat64(l.s.m.errors.WithLabelValues("jobs", fault.reason)); got < 1 {
-						t.Errorf("read errors with reason %s: %v; %s", fault.reason, got, metricDump(l))
-					}
-					px.mode.Store("")
-					n := l.recovered(time.Now())
-					l.checkAfter(true)
-					t.Logf("lab %s: %s: recovered on cycle %d", v, fault.name, n)
-				})
-			}
-		})
-	}
+		}
+	})
 }
 
 // faultProxy is an httptest server in front of the lab's slurmrestd that,
