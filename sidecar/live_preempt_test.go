@@ -16,7 +16,7 @@ package sidecar
 //	SLURMLAB_LABS="22.05 24.11 26.05" go test -tags integration -count=1 -run TestLivePreempt -v ./sidecar/
 //
 // The labs run at once, step by step, so that their two-minute requeue
-// delays overlap (go test runs at most two parallel subtests on two cores).
+// delays overlap whatever -parallel says (GOMAXPROCS by default).
 //
 // The sidecar predicts by the time limits (predictor limit): the checkpointing
 // job 20 min, the head 1 min. Whether the policy stops a job for the head
